@@ -1,0 +1,1 @@
+"""Subcommands of the `fabricdoc` CLI, one module each (see fabricdoc.cli)."""

@@ -1,0 +1,348 @@
+"""The fabric graph and its routing.
+
+A :class:`Fabric` holds hosts, switches and the cables between their ports in a
+networkx multigraph (two switches may share several cables). Routing gives the
+deterministic path of every (source port, destination port) pair: from the
+switches' linear forwarding tables when the fabric told us them (OpenSM's
+LFTs), else a D-mod-K style up/down fat-tree routing. Ethernet ECMP path sets
+come from :meth:`Fabric.ecmp_paths`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+import networkx as nx
+
+from fabricdoc.errors import TopologyError
+from fabricdoc.model import Link, LinkKey, Node, PortRef
+
+
+@dataclass
+class Fabric:
+    """Hosts, switches and links, plus optional forwarding tables.
+
+    ``lfts`` maps a switch id to ``{destination LID: output port}`` as read
+    from the switch (ibroute); when present it decides every path.
+    """
+
+    name: str
+    source: str = "memory"
+    nodes: dict[str, Node] = field(default_factory=dict)
+    links: dict[LinkKey, Link] = field(default_factory=dict)
+    lfts: dict[str, dict[int, int]] = field(default_factory=dict)
+    port_lids: dict[PortRef, int] = field(default_factory=dict)
+    _port_link: dict[PortRef, LinkKey] = field(default_factory=dict, repr=False)
+    _route_cache: dict[tuple[PortRef, PortRef], tuple[LinkKey, ...]] = field(
+        default_factory=dict, repr=False
+    )
+    _updown: _UpDown | None = field(default=None, repr=False)
+
+    # -- building ---------------------------------------------------------
+    def add_node(self, node: Node) -> Node:
+        if node.id in self.nodes:
+            raise TopologyError(f"duplicate node {node.id!r}")
+        self.nodes[node.id] = node
+        return node
+
+    def add_link(
+        self,
+        a: PortRef,
+        b: PortRef,
+        *,
+        lanes: int = 4,
+        lane_gbps: float = 100.0,
+        max_lanes: int | None = None,
+        max_lane_gbps: float | None = None,
+        state: str = "up",
+    ) -> Link:
+        for end in (a, b):
+            node = self.nodes.get(end.node)
+            if node is None:
+                raise TopologyError(f"link {a}--{b}: unknown node {end.node!r}")
+            if not 1 <= end.port <= node.num_ports:
+                raise TopologyError(
+                    f"link {a}--{b}: node {end.node!r} has no port {end.port} "
+                    f"(it has {node.num_ports})"
+                )
+            if end in self._port_link:
+                raise TopologyError(f"link {a}--{b}: port {end} is already cabled")
+        if a == b:
+            raise TopologyError(f"link {a}--{b} loops back to itself")
+        key = LinkKey.of(a, b)
+        link = Link(
+            key=key,
+            lanes=lanes,
+            lane_gbps=lane_gbps,
+            max_lanes=max_lanes if max_lanes is not None else lanes,
+            max_lane_gbps=max_lane_gbps if max_lane_gbps is not None else lane_gbps,
+            state=state,  # type: ignore[arg-type]
+        )
+        self.links[key] = link
+        self._port_link[a] = key
+        self._port_link[b] = key
+        self._invalidate()
+        return link
+
+    def _invalidate(self) -> None:
+        self._route_cache.clear()
+        self._updown = None
+
+    # -- queries ----------------------------------------------------------
+    def hosts(self) -> list[Node]:
+        return [n for n in self.nodes.values() if n.kind == "host"]
+
+    def switches(self) -> list[Node]:
+        return [n for n in self.nodes.values() if n.kind == "switch"]
+
+    def link_at(self, port: PortRef) -> Link | None:
+        key = self._port_link.get(port)
+        return self.links.get(key) if key else None
+
+    def peer(self, port: PortRef) -> PortRef | None:
+        key = self._port_link.get(port)
+        return key.other(port) if key else None
+
+    def host_ports(self, host: str | None = None) -> list[PortRef]:
+        """Cabled ports of one host, or of every host, in a stable order."""
+        names = [host] if host else sorted(n.id for n in self.hosts())
+        out: list[PortRef] = []
+        for name in names:
+            node = self.nodes[name]
+            out.extend(
+                PortRef(name, p)
+                for p in range(1, node.num_ports + 1)
+                if PortRef(name, p) in self._port_link
+            )
+        return out
+
+    def node_links(self, node_id: str) -> list[Link]:
+        node = self.nodes[node_id]
+        out = []
+        for p in range(1, node.num_ports + 1):
+            link = self.link_at(PortRef(node_id, p))
+            if link is not None:
+                out.append(link)
+        return out
+
+    def label(self, node_id: str) -> str:
+        node = self.nodes.get(node_id)
+        return node.label if node else node_id
+
+    def resolve_port(self, text_node: str, port: int) -> PortRef:
+        """Find a port by node id, label or GUID; raise TopologyError if unknown."""
+        node_id = self.resolve_node(text_node)
+        if not 1 <= port <= self.nodes[node_id].num_ports:
+            raise TopologyError(f"node {text_node!r} has no port {port}")
+        return PortRef(node_id, port)
+
+    def resolve_node(self, text: str) -> str:
+        if text in self.nodes:
+            return text
+        for node in self.nodes.values():
+            if text in (node.label, node.guid):
+                return node.id
+        raise TopologyError(f"unknown node {text!r}")
+
+    @property
+    def graph(self) -> nx.MultiGraph:
+        """The fabric as a networkx multigraph; edge keys are :class:`LinkKey`."""
+        g = nx.MultiGraph(name=self.name)
+        for node in self.nodes.values():
+            g.add_node(node.id, kind=node.kind, label=node.label, **node.attrs)
+        for key, link in self.links.items():
+            g.add_edge(key.a.node, key.b.node, key=key, link=link)
+        return g
+
+    # -- routing ----------------------------------------------------------
+    def path(self, src: PortRef, dst: PortRef) -> tuple[LinkKey, ...]:
+        """Links a packet from host port ``src`` to host port ``dst`` crosses, in order."""
+        cached = self._route_cache.get((src, dst))
+        if cached is not None:
+            return cached
+        if src == dst:
+            route: tuple[LinkKey, ...] = ()
+        elif self.lfts:
+            route = self._lft_path(src, dst)
+        else:
+            route = self._updown_routes().path(src, dst)
+        self._route_cache[(src, dst)] = route
+        return route
+
+    def _lft_path(self, src: PortRef, dst: PortRef) -> tuple[LinkKey, ...]:
+        lid = self.port_lids.get(dst)
+        if lid is None:
+            raise TopologyError(f"no LID known for destination port {dst}")
+        hops: list[LinkKey] = []
+        here = src
+        for _ in range(64):
+            key = self._port_link.get(here)
+            if key is None:
+                raise TopologyError(f"route {src} -> {dst}: port {here} is not cabled")
+            hops.append(key)
+            arrived = key.other(here)
+            if arrived == dst:
+                return tuple(hops)
+            node = self.nodes[arrived.node]
+            if node.kind != "switch":
+                raise TopologyError(f"route {src} -> {dst} ended at host port {arrived}")
+            table = self.lfts.get(node.id)
+            if table is None or lid not in table:
+                raise TopologyError(
+                    f"route {src} -> {dst}: switch {node.label!r} has no LFT entry for LID {lid}"
+                )
+            here = PortRef(node.id, table[lid])
+        raise TopologyError(f"route {src} -> {dst}: loop in forwarding tables")
+
+    def _updown_routes(self) -> _UpDown:
+        if self._updown is None:
+            self._updown = _UpDown(self)
+        return self._updown
+
+    def ecmp_paths(self, src: PortRef, dst: PortRef, limit: int = 64) -> list[tuple[LinkKey, ...]]:
+        """All shortest up/down paths (Ethernet ECMP), at most ``limit`` of them."""
+        return self._updown_routes().all_paths(src, dst, limit)
+
+    def summary(self) -> dict[str, int]:
+        return {
+            "hosts": len(self.hosts()),
+            "switches": len(self.switches()),
+            "links": len(self.links),
+        }
+
+
+class _UpDown:
+    """Up/down routing over switch levels, D-mod-K style.
+
+    A switch's level is its distance from the nearest host port (leaf = 1).
+    A packet climbs until it reaches a switch with the destination's leaf
+    below it, choosing the up port by the destination index so destinations
+    spread evenly across spines, then descends.
+    """
+
+    def __init__(self, fabric: Fabric) -> None:
+        self.f = fabric
+        self.level: dict[str, int] = {}
+        self._levels()
+        self.dst_index = {p: i for i, p in enumerate(fabric.host_ports())}
+        self.up: dict[str, list[PortRef]] = {}
+        self.down: dict[str, list[PortRef]] = {}
+        for sw in fabric.switches():
+            ups, downs = [], []
+            for p in range(1, sw.num_ports + 1):
+                here = PortRef(sw.id, p)
+                peer = fabric.peer(here)
+                if peer is None or fabric.links[LinkKey.of(here, peer)].state == "down":
+                    continue
+                peer_level = self.level.get(peer.node, 0)
+                if peer_level > self.level[sw.id]:
+                    ups.append(here)
+                elif peer_level < self.level[sw.id]:
+                    downs.append(here)
+            self.up[sw.id] = ups
+            self.down[sw.id] = downs
+        self.below: dict[str, frozenset[str]] = {}
+        for sw in sorted(fabric.switches(), key=lambda n: self.level[n.id]):
+            leaves: set[str] = set()
+            if any(self.level.get(p.node, 0) == 0 for p in self._peers(self.down[sw.id])):
+                leaves.add(sw.id)
+            for peer in self._peers(self.down[sw.id]):
+                if peer.node in self.below:
+                    leaves |= self.below[peer.node]
+            self.below[sw.id] = frozenset(leaves)
+
+    def _peers(self, ports: Iterable[PortRef]) -> Iterator[PortRef]:
+        for port in ports:
+            peer = self.f.peer(port)
+            if peer is not None:
+                yield peer
+
+    def _levels(self) -> None:
+        frontier = []
+        for host in self.f.hosts():
+            self.level[host.id] = 0
+            frontier.append(host.id)
+        while frontier:
+            nxt = []
+            for node_id in frontier:
+                for link in self.f.node_links(node_id):
+                    for end in (link.key.a, link.key.b):
+                        if end.node not in self.level:
+                            self.level[end.node] = self.level[node_id] + 1
+                            nxt.append(end.node)
+            frontier = nxt
+        for sw in self.f.switches():
+            self.level.setdefault(sw.id, 1)
+
+    def _leaf_of(self, port: PortRef) -> str:
+        peer = self.f.peer(port)
+        if peer is None:
+            raise TopologyError(f"host port {port} is not cabled")
+        return peer.node
+
+    def path(self, src: PortRef, dst: PortRef) -> tuple[LinkKey, ...]:
+        if dst not in self.dst_index:
+            raise TopologyError(f"{dst} is not a cabled host port")
+        d = self.dst_index[dst]
+        dst_leaf = self._leaf_of(dst)
+        hops = [LinkKey.of(src, self.f.peer(src))]  # type: ignore[arg-type]
+        here = self._leaf_of(src)
+        divisor = 1
+        guard = 0
+        while dst_leaf not in self.below[here]:
+            ups = self.up[here]
+            if not ups:
+                raise TopologyError(f"no up route from {here!r} toward {dst}")
+            out = ups[(d // divisor) % len(ups)]
+            divisor *= len(ups)
+            peer = self.f.peer(out)
+            assert peer is not None
+            hops.append(LinkKey.of(out, peer))
+            here = peer.node
+            guard += 1
+            if guard > 16:
+                raise TopologyError(f"no route {src} -> {dst}")
+        while here != dst_leaf:
+            cands = [p for p in self.down[here] if dst_leaf in self.below.get(self.f.peer(p).node, ())]  # type: ignore[union-attr]
+            if not cands:
+                raise TopologyError(f"no down route from {here!r} toward {dst}")
+            out = cands[(d // divisor) % len(cands)]
+            divisor *= len(cands)
+            peer = self.f.peer(out)
+            assert peer is not None
+            hops.append(LinkKey.of(out, peer))
+            here = peer.node
+        hops.append(LinkKey.of(dst, self.f.peer(dst)))  # type: ignore[arg-type]
+        return tuple(hops)
+
+    def all_paths(self, src: PortRef, dst: PortRef, limit: int) -> list[tuple[LinkKey, ...]]:
+        dst_leaf = self._leaf_of(dst)
+        first = LinkKey.of(src, self.f.peer(src))  # type: ignore[arg-type]
+        last = LinkKey.of(dst, self.f.peer(dst))  # type: ignore[arg-type]
+        out: list[tuple[LinkKey, ...]] = []
+
+        def down(node: str, acc: list[LinkKey]) -> None:
+            if len(out) >= limit:
+                return
+            if node == dst_leaf:
+                out.append((first, *acc, last))
+                return
+            for p in self.down[node]:
+                peer = self.f.peer(p)
+                if peer and dst_leaf in self.below.get(peer.node, ()):
+                    down(peer.node, [*acc, LinkKey.of(p, peer)])
+
+        def up(node: str, acc: list[LinkKey]) -> None:
+            if len(out) >= limit:
+                return
+            if dst_leaf in self.below[node]:
+                down(node, acc)
+                return
+            for p in self.up[node]:
+                peer = self.f.peer(p)
+                if peer:
+                    up(peer.node, [*acc, LinkKey.of(p, peer)])
+
+        up(self._leaf_of(src), [])
+        return out

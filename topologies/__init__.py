@@ -1,0 +1,1 @@
+"""Reference fabrics and fault scenarios shipped with fabricdoc (data only)."""

@@ -1,0 +1,1 @@
+"""The Textual app over a fabricdoc Report (only this package imports textual)."""
