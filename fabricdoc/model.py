@@ -105,6 +105,7 @@ class PortCounters:
     values: dict[str, int | None]
     source: str = "perfquery"
     width_bits: dict[str, int] = field(default_factory=dict)
+    ifname: str | None = None  # Ethernet: the interface these counters came from
 
     @property
     def ref(self) -> PortRef:
@@ -125,6 +126,7 @@ class PortState:
     max_lane_gbps: float | None = None
     peer: PortRef | None = None
     source: str = "iblinkinfo"
+    ifname: str | None = None
 
     @property
     def ref(self) -> PortRef:
@@ -140,6 +142,7 @@ class LinkEvent:
     timestamp: float
     state: Literal["up", "down"]
     source: str = "netlink"
+    ifname: str | None = None
 
     @property
     def ref(self) -> PortRef:
