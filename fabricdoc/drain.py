@@ -1,0 +1,67 @@
+"""Which hosts to drain: the hosts a job cannot use safely because of the findings."""
+
+from __future__ import annotations
+
+from fabricdoc.model import Finding
+from fabricdoc.topology import Fabric
+
+# Faults that make a host unfit for a large job. Congestion and warnings are
+# reported but do not drain: they are the fabric's problem, not the host's.
+_DRAIN_SEVERITIES = {"error", "critical"}
+
+
+def host_name(fabric: Fabric, node_id: str) -> str:
+    """The scheduler-facing host name of a host node (an HCA's host on InfiniBand)."""
+    node = fabric.nodes.get(node_id)
+    if node is None:
+        return node_id
+    return str(node.attrs.get("host") or node.label)
+
+
+def drain_list(fabric: Fabric, findings: list[Finding]):
+    """Hosts to drain, one entry each, with the findings that put them there.
+
+    A host is drained when a finding names it (its NIC, its GPU, the host) or
+    when every cabled port it has leads through a dead or failed component,
+    so it cannot reach the fabric at all.
+    """
+    from fabricdoc.report import DrainEntry
+
+    reasons: dict[str, list[tuple[str, str]]] = {}
+    for f in findings:
+        if f.severity not in _DRAIN_SEVERITIES:
+            continue
+        if f.kind in ("host", "nic", "gpu"):
+            for nid in f.node_ids:
+                node = fabric.nodes.get(nid)
+                if node is not None and node.kind == "host":
+                    reasons.setdefault(host_name(fabric, nid), []).append((f.id, f"{f.kind} {f.fault}"))
+        cut_hosts = _hosts_cut_off(fabric, f)
+        for host in cut_hosts:
+            reasons.setdefault(host, []).append((f.id, f"behind {f.kind} {f.name} ({f.fault})"))
+    out = []
+    for host in sorted(reasons):
+        ids = sorted({fid for fid, _ in reasons[host]})
+        why = "; ".join(dict.fromkeys(r for _, r in reasons[host]))
+        out.append(DrainEntry(node=host, reason=why, findings=ids))
+    return out
+
+
+def _hosts_cut_off(fabric: Fabric, f: Finding) -> list[str]:
+    """Hosts whose host-facing link is this (down or dead) component."""
+    if f.fault not in ("down", "dead"):
+        return []
+    if f.kind == "switch":
+        out = []
+        for nid in f.node_ids:
+            for link in fabric.node_links(nid) if nid in fabric.nodes else []:
+                for end in (link.key.a, link.key.b):
+                    node = fabric.nodes[end.node]
+                    if node.kind == "host":
+                        out.append(host_name(fabric, node.id))
+        return sorted(set(out))
+    if f.kind == "link" and f.endpoints:
+        return sorted(
+            {host_name(fabric, nid) for nid in f.node_ids if nid in fabric.nodes and fabric.nodes[nid].kind == "host"}
+        )
+    return []

@@ -1,0 +1,244 @@
+"""InfiniBand fabric files: a generated Fabric as an ibsim net file, and a Fabric from ibnetdiscover.
+
+Pure functions, no subprocesses. ``write_netfile`` keeps the generators' GUIDs and
+LIDs so that what ibsim + OpenSM show can be matched back to the generated fabric;
+``fabric_from_ib`` builds the live fabric from parsed ibnetdiscover records, with
+OpenSM's forwarding tables so :meth:`Fabric.path` follows the real routes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from fabricdoc.errors import ParseError, TopologyError
+from fabricdoc.model import Node, PortRef
+from fabricdoc.topology import Fabric
+
+# ibsim's PortInfo enable masks (sim.h): a port trains at the widest/fastest bit both ends enable.
+IBSIM_WIDTH_BITS = {1: 1, 4: 2, 8: 4, 12: 8}
+IBSIM_SPEED_BITS = {2.5: 1, 5.0: 2, 10.0: 4}
+_RESERVED = set('#@"[]\n\r\t')
+
+
+def _upto(bit: int) -> int:
+    """An enable mask of ``bit`` and every slower/narrower bit, so both ends always share one."""
+    return bit | (bit - 1)
+
+
+def _speed_bit(lane_gbps: float) -> int:
+    """ibsim knows SDR/DDR/QDR only: a faster lane rate is written as the fastest below it."""
+    best = 1
+    for gbps, bit in sorted(IBSIM_SPEED_BITS.items()):
+        if lane_gbps + 1e-9 >= gbps:
+            best = bit
+    return best
+
+
+def _width_bit(lanes: int) -> int:
+    best = 1
+    for width, bit in sorted(IBSIM_WIDTH_BITS.items()):
+        if lanes >= width:
+            best = bit
+    return best
+
+
+def _check_name(text: str, what: str) -> str:
+    bad = sorted(_RESERVED & set(text))
+    if bad or not text or len(text) > 63:
+        raise TopologyError(
+            f"{what} {text!r} cannot be an ibsim node id (1-63 characters, none of {''.join(sorted(_RESERVED))!r})"
+        )
+    return text
+
+
+def _ibsim_nodes(fabric: Fabric) -> dict[PortRef, tuple[str, int]]:
+    """Where each fabricdoc port lands in ibsim: a multi-port host becomes one single-port HCA per port."""
+    where: dict[PortRef, tuple[str, int]] = {}
+    for node in fabric.nodes.values():
+        for p in range(1, node.num_ports + 1):
+            if node.kind == "host" and node.num_ports > 1:
+                where[PortRef(node.id, p)] = (f"{node.id}-mlx5_{p - 1}", 1)
+            else:
+                where[PortRef(node.id, p)] = (node.id, p)
+    return where
+
+
+def write_netfile(fabric: Fabric) -> str:
+    """The fabric as an ibsim net file (ibnetdiscover syntax plus ibsim's guid/width lines).
+
+    Node ids in the file are the fabricdoc node ids (so console commands read
+    ``Unlink "leaf01"[5]``) and descriptions are the labels. Each node's GUID is
+    set with a ``switchguid=``/``caguid=`` line, LIDs with ``lid N``. A host with
+    several ports is written as one HCA per port, described ``"<label> mlx5_<i>"``
+    like a real multi-rail server; its extra GUIDs are the host GUID plus ``i << 40``.
+    A link trained below its maximum width or speed gets ``w=``/``s=`` enable masks on
+    one end so ibsim trains it down (ibsim speeds are SDR/DDR/QDR only; faster rates
+    are written as QDR and a speed degradation as the next lower step).
+    """
+    where = _ibsim_nodes(fabric)
+    top_speed = max((_speed_bit(link.max_lane_gbps or link.lane_gbps) for link in fabric.links.values()), default=4)
+    top_width = max((_width_bit(link.max_lanes or link.lanes) for link in fabric.links.values()), default=2)
+    options: dict[PortRef, str] = {}
+    for link in fabric.links.values():
+        opts = []
+        max_lanes = link.max_lanes or link.lanes
+        max_gbps = link.max_lane_gbps or link.lane_gbps
+        if link.lanes < max_lanes:
+            opts.append(f"w={_upto(_width_bit(link.lanes))}")
+        if link.lane_gbps + 1e-9 < max_gbps:
+            bit = _speed_bit(link.lane_gbps)
+            if bit >= _speed_bit(max_gbps):
+                bit = max(1, _speed_bit(max_gbps) >> 1)
+            opts.append(f"s={_upto(bit)}")
+        if opts:
+            options[link.key.a] = " ".join(opts)
+
+    out = [
+        f"# ibsim net file written by fabricdoc for {fabric.name!s}",
+        f"# {len(fabric.hosts())} hosts, {len(fabric.switches())} switches, {len(fabric.links)} links",
+        f"width={_upto(top_width)}",
+        f"speed={_upto(top_speed)}",
+        "",
+    ]
+    # ibsim attaches clients (OpenSM, the diags) to the first node in the file: a top switch,
+    # so that unlinking a leaf or a host never cuts the SM off from the rest of the fabric.
+    switches = sorted(
+        fabric.switches(), key=lambda n: (-int(n.attrs.get("level", 1)), n.id)
+    )
+    for node in switches:
+        _check_name(node.id, "switch id")
+        _check_name(node.label, "switch label")
+        if node.guid:
+            out.append(f"switchguid={node.guid}")
+        lid = f" lid {node.lid} lmc 0" if node.lid else ""
+        out.append(f'Switch\t{node.num_ports} "{node.id}"\t# "{node.label}" enhanced port 0{lid}')
+        for p in range(1, node.num_ports + 1):
+            out.extend(_port_line(fabric, where, options, PortRef(node.id, p), with_lid=False))
+        out.append("")
+    for node in sorted(fabric.hosts(), key=lambda n: n.id):
+        _check_name(node.label, "host label")
+        for p in range(1, node.num_ports + 1):
+            ref = PortRef(node.id, p)
+            ca_id, _ = where[ref]
+            _check_name(ca_id, "host id")
+            if node.guid:
+                guid = int(node.guid, 16) + ((p - 1) << 40)
+                out.append(f"caguid=0x{guid:016x}")
+            desc = node.label if node.num_ports == 1 else f"{node.label} mlx5_{p - 1}"
+            out.append(f'Hca\t1 "{ca_id}"\t# "{desc}"')
+            out.extend(_port_line(fabric, where, options, ref, with_lid=True, local_port=1))
+            out.append("")
+    return "\n".join(out) + "\n"
+
+
+def _port_line(
+    fabric: Fabric,
+    where: Mapping[PortRef, tuple[str, int]],
+    options: Mapping[PortRef, str],
+    ref: PortRef,
+    *,
+    with_lid: bool,
+    local_port: int | None = None,
+) -> Iterable[str]:
+    peer = fabric.peer(ref)
+    if peer is None:
+        return []
+    link = fabric.link_at(ref)
+    if link is not None and link.state == "down":
+        return []
+    remote_id, remote_port = where[peer]
+    opt = options.get(ref, "")
+    line = f'[{local_port or ref.port}]\t"{remote_id}"[{remote_port}]'
+    if opt:
+        line += f"\t{opt}"
+    if with_lid:
+        lid = fabric.port_lids.get(ref)
+        if lid:
+            line += f"\t# lid {lid} lmc 0"
+    return [line]
+
+
+def load_ibnetdiscover_file(path: str | Path) -> Fabric:
+    """A fabric from a saved ``ibnetdiscover`` output (or an ibsim net file in that syntax)."""
+    from fabricdoc.probes.ibdiags import parse_ibnetdiscover
+
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise ParseError(str(p), 0, "", f"cannot read: {exc.strerror}") from exc
+    records = parse_ibnetdiscover(text, source=str(p))
+    return fabric_from_ib(records, name=p.stem, source=str(p))
+
+
+def fabric_from_ib(
+    records: object,
+    lfts: Mapping[str, Mapping[int, int]] | None = None,
+    *,
+    name: str = "ib",
+    source: str = "ibnetdiscover",
+    port_states: Iterable[object] = (),
+) -> Fabric:
+    """Build a Fabric from parsed ibnetdiscover records (and optionally ibroute LFTs).
+
+    Node id is the GUID as ibnetdiscover prints it (``0x0002c90300000001``), label
+    the node description, ``attrs["host"]`` an HCA description's first word.
+    ``lfts`` maps a switch GUID to ``{LID: port}``; when given, ``Fabric.path``
+    follows them. ``port_states`` (PortState from iblinkinfo) fill in the supported
+    maxima of each link so a link trained below them is visible.
+    """
+    from fabricdoc.probes.ibdiags import IbTopology
+
+    if not isinstance(records, IbTopology):
+        raise TypeError("fabric_from_ib expects the IbTopology that parse_ibnetdiscover returns")
+    fabric = Fabric(name=name, source=source)
+    for rec in records.nodes:
+        kind = "switch" if rec.type == "Switch" else "host"
+        attrs: dict[str, object] = {}
+        if kind == "host":
+            words = rec.description.split()
+            attrs["host"] = words[0] if words else rec.guid
+        node = Node(
+            id=rec.guid,
+            kind=kind,  # type: ignore[arg-type]
+            label=rec.description,
+            num_ports=rec.num_ports,
+            guid=rec.guid,
+            lid=rec.lid if kind == "switch" else None,
+            attrs=attrs,
+        )
+        fabric.add_node(node)
+        if kind == "host":
+            for port in rec.ports:
+                if port.lid:
+                    fabric.port_lids[PortRef(rec.guid, port.port)] = port.lid
+    maxima: dict[PortRef, tuple[int | None, float | None]] = {}
+    for st in port_states:
+        maxima[PortRef(st.node, st.port)] = (st.max_lanes, st.max_lane_gbps)  # type: ignore[attr-defined]
+    for rec in records.nodes:
+        for port in rec.ports:
+            a = PortRef(rec.guid, port.port)
+            b = PortRef(port.remote_guid, port.remote_port)
+            if b.node not in fabric.nodes or fabric.peer(a) is not None or fabric.peer(b) is not None:
+                continue
+            ma = maxima.get(a, (None, None))
+            mb = maxima.get(b, (None, None))
+            max_lanes = _min_known(ma[0], mb[0])
+            max_gbps = _min_known(ma[1], mb[1])
+            fabric.add_link(
+                a,
+                b,
+                lanes=port.lanes or 4,
+                lane_gbps=port.lane_gbps or 2.5,
+                max_lanes=int(max_lanes) if max_lanes else None,
+                max_lane_gbps=float(max_gbps) if max_gbps else None,
+            )
+    if lfts:
+        fabric.lfts = {sw: dict(table) for sw, table in lfts.items() if sw in fabric.nodes}
+    return fabric
+
+
+def _min_known(x: float | None, y: float | None) -> float | None:
+    known = [v for v in (x, y) if v]
+    return min(known) if known else None

@@ -1,0 +1,171 @@
+"""JSON Schema of the v1 report (printed by ``fabricdoc schema``) and validation of loaded reports."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jsonschema
+
+from fabricdoc.errors import FabricdocError
+
+_PORT = {"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer"}], "minItems": 2, "maxItems": 2}
+_NUM = {"type": ["number", "null"]}
+
+REPORT_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "$id": "fabricdoc.report/v1",
+    "title": "fabricdoc report v1",
+    "description": "Result of one fabricdoc sweep or analysis: verdict, findings with evidence, "
+    "hosts to drain, what was tested and what could not be seen.",
+    "type": "object",
+    "required": ["schema", "generated_at", "fabric", "verdict", "findings", "drain", "tests"],
+    "properties": {
+        "schema": {"const": "fabricdoc.report/v1"},
+        "generated_at": {"type": "string", "description": "ISO 8601 time the report was made (UTC)"},
+        "fabric": {
+            "type": "object",
+            "required": ["name", "source", "hosts", "switches", "links"],
+            "properties": {
+                "name": {"type": "string"},
+                "source": {"type": "string", "description": "where the fabric came from: generator:..., sim:PATH, ib, ibsim:PATH, file"},
+                "hosts": {"type": "integer", "minimum": 0},
+                "switches": {"type": "integer", "minimum": 0},
+                "links": {"type": "integer", "minimum": 0},
+            },
+        },
+        "verdict": {"enum": ["pass", "degraded", "fail"]},
+        "findings": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["id", "kind", "name", "fault", "severity", "confidence", "evidence"],
+                "properties": {
+                    "id": {"type": "string", "description": "stable within the report, e.g. F001"},
+                    "kind": {"enum": ["link", "switch", "host", "nic", "gpu", "port"]},
+                    "name": {"type": "string", "description": "human name as the fabric labels it (untrusted text)"},
+                    "endpoints": {
+                        "type": ["array", "null"],
+                        "items": _PORT,
+                        "description": "for links: the two [node description, port] ends",
+                    },
+                    "node_ids": {"type": "array", "items": {"type": "string"}, "description": "fabric ids (GUIDs on InfiniBand) of the nodes involved"},
+                    "fault": {
+                        "type": "string",
+                        "description": "down, flapping, symbol_errors, rcv_errors, degraded_bandwidth, width_degraded, speed_degraded, congestion, pause_storm, hung, data_corruption, dead, gpu_error, ...",
+                    },
+                    "severity": {"enum": ["info", "warning", "error", "critical"]},
+                    "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+                    "evidence": {
+                        "type": "array",
+                        "items": {"type": "object", "required": ["type"], "properties": {"type": {"type": "string"}}},
+                    },
+                },
+            },
+        },
+        "drain": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["node", "reason"],
+                "properties": {
+                    "node": {"type": "string", "description": "host name as the fabric names it"},
+                    "reason": {"type": "string"},
+                    "findings": {"type": "array", "items": {"type": "string"}},
+                },
+            },
+        },
+        "tests": {
+            "type": "object",
+            "properties": {
+                "pairs_tested": {"type": "integer"},
+                "pairs_slow": {"type": "integer"},
+                "pairs_hung": {"type": "integer"},
+                "pairs_wrong": {"type": "integer"},
+                "pairs_error": {"type": "integer"},
+                "rounds": {"type": ["integer", "null"]},
+                "ports_sampled": {"type": "integer"},
+                "interval_s": _NUM,
+                "duration_s": _NUM,
+            },
+        },
+        "probes": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["probe", "target", "status", "duration_s"],
+                "properties": {
+                    "probe": {"type": "string"},
+                    "target": {"type": "string"},
+                    "status": {"enum": ["ok", "error", "timeout", "unsupported", "skipped"]},
+                    "duration_s": {"type": "number"},
+                    "error": {"type": ["string", "null"]},
+                },
+            },
+        },
+        "pairs": {
+            "type": "array",
+            "description": "every bandwidth test: measured vs expected",
+            "items": {
+                "type": "object",
+                "required": ["src", "dst", "status"],
+                "properties": {
+                    "src": _PORT,
+                    "dst": _PORT,
+                    "status": {"enum": ["ok", "hung", "wrong", "error"]},
+                    "busbw_gbps": _NUM,
+                    "expected_gbps": _NUM,
+                    "ratio": _NUM,
+                    "round": {"type": "integer"},
+                },
+            },
+        },
+        "impact": {"type": "object", "description": "AllReduce bus bandwidth and job cost (see fabricdoc impact)"},
+        "topology": {
+            "type": "object",
+            "description": "the fabric, so the report alone can be drawn and re-analysed",
+            "required": ["nodes", "links"],
+            "properties": {
+                "nodes": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["id", "label", "kind", "ports"],
+                        "properties": {
+                            "id": {"type": "string"},
+                            "label": {"type": "string"},
+                            "kind": {"enum": ["host", "switch"]},
+                            "ports": {"type": "integer"},
+                            "guid": {"type": ["string", "null"]},
+                            "attrs": {"type": "object"},
+                        },
+                    },
+                },
+                "links": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["a", "b", "lanes", "lane_gbps"],
+                        "properties": {
+                            "a": _PORT,
+                            "b": _PORT,
+                            "lanes": {"type": "integer"},
+                            "lane_gbps": {"type": "number"},
+                            "max_lanes": {"type": ["integer", "null"]},
+                            "max_lane_gbps": _NUM,
+                            "state": {"enum": ["up", "down"]},
+                        },
+                    },
+                },
+            },
+        },
+    },
+}
+
+
+def validate_report(data: Any, source: str = "report") -> None:
+    """Raise a one-line FabricdocError naming the source and the JSON path of the first problem."""
+    validator = jsonschema.Draft202012Validator(REPORT_SCHEMA)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "(top)"
+        raise FabricdocError(f"{source}: not a fabricdoc v1 report at {where}: {error.message}")
