@@ -15,39 +15,33 @@ from fabricdoc.errors import ParseError, TopologyError
 from fabricdoc.model import Node, PortRef
 from fabricdoc.topology import Fabric
 
-# ibsim's PortInfo enable masks (sim.h): a port trains at the widest/fastest bit both ends enable.
-IBSIM_WIDTH_BITS = {1: 1, 4: 2, 8: 4, 12: 8}
-IBSIM_SPEED_BITS = {2.5: 1, 5.0: 2, 10.0: 4}
+# IBTA lane rates (Gb/s per lane, signalling) and the names ibnetdiscover and ibsim use for them.
+IB_SPEEDS = {
+    "SDR": 2.5,
+    "DDR": 5.0,
+    "QDR": 10.0,
+    "FDR10": 10.3125,
+    "FDR": 14.0625,
+    "EDR": 25.78125,
+    "HDR": 53.125,
+    "NDR": 106.25,
+    "XDR": 212.5,
+}
+_NETFILE_SPEEDS = ("SDR", "DDR", "QDR", "FDR", "EDR", "HDR")  # what ibsim 0.10 parses (no NDR)
 _RESERVED = set('#@"[]\n\r\t')
 
 
-def _upto(bit: int) -> int:
-    """An enable mask of ``bit`` and every slower/narrower bit, so both ends always share one."""
-    return bit | (bit - 1)
-
-
-def _speed_bit(lane_gbps: float) -> int:
-    """ibsim knows SDR/DDR/QDR only: a faster lane rate is written as the fastest below it."""
-    best = 1
-    for gbps, bit in sorted(IBSIM_SPEED_BITS.items()):
-        if lane_gbps + 1e-9 >= gbps:
-            best = bit
-    return best
-
-
-def _width_bit(lanes: int) -> int:
-    best = 1
-    for width, bit in sorted(IBSIM_WIDTH_BITS.items()):
-        if lanes >= width:
-            best = bit
-    return best
+def speed_name(lane_gbps: float) -> str:
+    """The IB speed name closest to a lane rate that ibsim can train (100 -> HDR, 25 -> EDR, 10 -> QDR)."""
+    return min(_NETFILE_SPEEDS, key=lambda n: abs(IB_SPEEDS[n] - lane_gbps))
 
 
 def _check_name(text: str, what: str) -> str:
     bad = sorted(_RESERVED & set(text))
     if bad or not text or len(text) > 63:
         raise TopologyError(
-            f"{what} {text!r} cannot be an ibsim node id (1-63 characters, none of {''.join(sorted(_RESERVED))!r})"
+            f"{what} {text!r} cannot be an ibsim node id or description "
+            "(1-63 characters, no '#', '@', quotes, brackets or control characters)"
         )
     return text
 
@@ -65,47 +59,28 @@ def _ibsim_nodes(fabric: Fabric) -> dict[PortRef, tuple[str, int]]:
 
 
 def write_netfile(fabric: Fabric) -> str:
-    """The fabric as an ibsim net file (ibnetdiscover syntax plus ibsim's guid/width lines).
+    """The fabric as an ibsim net file, in ibnetdiscover syntax plus ibsim's ``*guid=`` lines.
 
     Node ids in the file are the fabricdoc node ids (so console commands read
     ``Unlink "leaf01"[5]``) and descriptions are the labels. Each node's GUID is
-    set with a ``switchguid=``/``caguid=`` line, LIDs with ``lid N``. A host with
-    several ports is written as one HCA per port, described ``"<label> mlx5_<i>"``
-    like a real multi-rail server; its extra GUIDs are the host GUID plus ``i << 40``.
-    A link trained below its maximum width or speed gets ``w=``/``s=`` enable masks on
-    one end so ibsim trains it down (ibsim speeds are SDR/DDR/QDR only; faster rates
-    are written as QDR and a speed degradation as the next lower step).
+    set with a ``switchguid=``/``caguid=`` line and LIDs with ``lid N``. A host
+    with several ports is written as one HCA per port, described
+    ``"<label> mlx5_<i>"`` like a real multi-rail server, GUID = host GUID + ``i << 40``.
+    Each port line ends like ibnetdiscover's, ``lid <remote> 4xNDR``, which ibsim
+    reads as that port's enabled width and speed: a degraded link (``lanes`` or
+    ``lane_gbps`` below its maximum) is written degraded on one end and at its
+    maximum on the other, so ibsim trains it down and both ends still support more.
     """
     where = _ibsim_nodes(fabric)
-    top_speed = max((_speed_bit(link.max_lane_gbps or link.lane_gbps) for link in fabric.links.values()), default=4)
-    top_width = max((_width_bit(link.max_lanes or link.lanes) for link in fabric.links.values()), default=2)
-    options: dict[PortRef, str] = {}
-    for link in fabric.links.values():
-        opts = []
-        max_lanes = link.max_lanes or link.lanes
-        max_gbps = link.max_lane_gbps or link.lane_gbps
-        if link.lanes < max_lanes:
-            opts.append(f"w={_upto(_width_bit(link.lanes))}")
-        if link.lane_gbps + 1e-9 < max_gbps:
-            bit = _speed_bit(link.lane_gbps)
-            if bit >= _speed_bit(max_gbps):
-                bit = max(1, _speed_bit(max_gbps) >> 1)
-            opts.append(f"s={_upto(bit)}")
-        if opts:
-            options[link.key.a] = " ".join(opts)
-
+    lids = _lids(fabric)
     out = [
         f"# ibsim net file written by fabricdoc for {fabric.name!s}",
         f"# {len(fabric.hosts())} hosts, {len(fabric.switches())} switches, {len(fabric.links)} links",
-        f"width={_upto(top_width)}",
-        f"speed={_upto(top_speed)}",
         "",
     ]
     # ibsim attaches clients (OpenSM, the diags) to the first node in the file: a top switch,
     # so that unlinking a leaf or a host never cuts the SM off from the rest of the fabric.
-    switches = sorted(
-        fabric.switches(), key=lambda n: (-int(n.attrs.get("level", 1)), n.id)
-    )
+    switches = sorted(fabric.switches(), key=lambda n: (-int(n.attrs.get("level", 1)), n.id))
     for node in switches:
         _check_name(node.id, "switch id")
         _check_name(node.label, "switch label")
@@ -114,7 +89,9 @@ def write_netfile(fabric: Fabric) -> str:
         lid = f" lid {node.lid} lmc 0" if node.lid else ""
         out.append(f'Switch\t{node.num_ports} "{node.id}"\t# "{node.label}" enhanced port 0{lid}')
         for p in range(1, node.num_ports + 1):
-            out.extend(_port_line(fabric, where, options, PortRef(node.id, p), with_lid=False))
+            line = _port_line(fabric, where, lids, PortRef(node.id, p), p)
+            if line:
+                out.append(line)
         out.append("")
     for node in sorted(fabric.hosts(), key=lambda n: n.id):
         _check_name(node.label, "host label")
@@ -123,40 +100,49 @@ def write_netfile(fabric: Fabric) -> str:
             ca_id, _ = where[ref]
             _check_name(ca_id, "host id")
             if node.guid:
-                guid = int(node.guid, 16) + ((p - 1) << 40)
-                out.append(f"caguid=0x{guid:016x}")
+                out.append(f"caguid=0x{int(node.guid, 16) + ((p - 1) << 40):016x}")
             desc = node.label if node.num_ports == 1 else f"{node.label} mlx5_{p - 1}"
             out.append(f'Hca\t1 "{ca_id}"\t# "{desc}"')
-            out.extend(_port_line(fabric, where, options, ref, with_lid=True, local_port=1))
+            line = _port_line(fabric, where, lids, ref, 1)
+            if line:
+                out.append(line)
             out.append("")
     return "\n".join(out) + "\n"
+
+
+def _lids(fabric: Fabric) -> dict[PortRef, int]:
+    """The LID a port answers on: the switch LID for switch ports, the port LID for host ports."""
+    out: dict[PortRef, int] = dict(fabric.port_lids)
+    for node in fabric.switches():
+        if node.lid:
+            for p in range(1, node.num_ports + 1):
+                out[PortRef(node.id, p)] = node.lid
+    return out
 
 
 def _port_line(
     fabric: Fabric,
     where: Mapping[PortRef, tuple[str, int]],
-    options: Mapping[PortRef, str],
+    lids: Mapping[PortRef, int],
     ref: PortRef,
-    *,
-    with_lid: bool,
-    local_port: int | None = None,
-) -> Iterable[str]:
+    local_port: int,
+) -> str | None:
     peer = fabric.peer(ref)
-    if peer is None:
-        return []
     link = fabric.link_at(ref)
-    if link is not None and link.state == "down":
-        return []
+    if peer is None or link is None or link.state == "down":
+        return None
     remote_id, remote_port = where[peer]
-    opt = options.get(ref, "")
-    line = f'[{local_port or ref.port}]\t"{remote_id}"[{remote_port}]'
-    if opt:
-        line += f"\t{opt}"
-    if with_lid:
-        lid = fabric.port_lids.get(ref)
-        if lid:
-            line += f"\t# lid {lid} lmc 0"
-    return [line]
+    max_lanes = link.max_lanes or link.lanes
+    max_gbps = link.max_lane_gbps or link.lane_gbps
+    degraded_end = ref == link.key.a
+    lanes = link.lanes if degraded_end else max_lanes
+    gbps = link.lane_gbps if degraded_end else max_gbps
+    conn = f"lid {lids.get(peer, 0)} {lanes}x{speed_name(gbps)}"
+    remote_label = fabric.label(peer.node)
+    node = fabric.nodes[ref.node]
+    if node.kind == "switch":
+        return f'[{local_port}]\t"{remote_id}"[{remote_port}]\t# "{remote_label}" {conn}'
+    return f'[{local_port}]\t"{remote_id}"[{remote_port}]\t# lid {lids.get(ref, 0)} lmc 0 "{remote_label}" {conn}'
 
 
 def load_ibnetdiscover_file(path: str | Path) -> Fabric:
