@@ -4,7 +4,10 @@ A congested egress port shows as a root qdisc that drops and runs over its
 rate limit (tbf, htb) with packets waiting in its backlog; an AQM qdisc with
 ``ecn`` (red, fq_codel, where the kernel has them) also counts ``marked``.
 ``collect_qdiscs`` returns plain dicts; ``parse_qdiscs`` makes one PortCounters
-per interface (source ``tc``) under the kernel's gnet_stats names.
+per interface (source ``tc``) named ``qdisc_`` + the kernel's gnet_stats field
+(``qdisc_drops``, ``qdisc_overlimits``, ``qdisc_requeues``, ``qdisc_qlen``,
+``qdisc_bytes``, ``qdisc_packets``; ``qdisc_backlog_bytes`` for ``backlog``, a
+gauge; ``qdisc_marked`` for the AQM's ECN marks).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ QUEUE_KEYS = ("drops", "overlimits", "requeues", "backlog", "qlen")
 BASIC_KEYS = ("bytes", "packets")
 # xstats names meaning "ECN-marked instead of dropped": red/choke/sfb "marked", fq_codel/codel "ecn_mark".
 MARK_KEYS = ("marked", "ecn_mark")
+RECORD_NAMES = {k: f"qdisc_{k}" for k in (*QUEUE_KEYS, *BASIC_KEYS)} | {"backlog": "qdisc_backlog_bytes"}
 
 
 def _handle(h: int) -> str:
@@ -83,7 +87,7 @@ def parse_qdiscs(
     port_of: dict[str, int] | None = None,
     timestamp: float | None = None,
 ) -> list[PortCounters]:
-    """One sample per interface: the root qdisc's counters, plus ``marked`` summed over
+    """One sample per interface: the root qdisc's counters, plus ``qdisc_marked`` summed over
     every qdisc of the interface that reports ECN marks (``None`` when none does).
 
     ``port_of`` maps ifname to port number (interfaces it lacks are skipped);
@@ -105,9 +109,11 @@ def parse_qdiscs(
         root = next((q for q in qdiscs if q.get("parent") == "root"), None)
         if root is None:
             continue
-        values: dict[str, int | None] = {k: root.get(k) for k in (*BASIC_KEYS, *QUEUE_KEYS)}
+        values: dict[str, int | None] = {
+            RECORD_NAMES[k]: root.get(k) for k in (*BASIC_KEYS, *QUEUE_KEYS)
+        }
         marks = [q["xstats"][k] for q in qdiscs for k in MARK_KEYS if k in q.get("xstats", {})]
-        values["marked"] = sum(marks) if marks else None
+        values["qdisc_marked"] = sum(marks) if marks else None
         out.append(PortCounters(node=node, port=port, timestamp=ts, values=values,
                                 source="tc", ifname=ifname))
     return out
