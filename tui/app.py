@@ -1,0 +1,120 @@
+"""The fabricdoc Textual app: a Report (from a file, an object or a live sweep) on screen.
+
+``FabricdocApp(report_path_or_report)`` loads the file in a worker (a large
+report takes a moment to validate) and shows the main screen;
+``FabricdocApp(sweep=fn)`` runs ``fn(progress)`` in a worker first, where
+``progress(stage, done, total)`` is called by the sweep and ``fn`` returns the
+Report. The app never calls probes itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from textual import work
+from textual.app import App
+from textual.binding import Binding
+
+from fabricdoc.errors import FabricdocError
+from fabricdoc.report import Report
+
+from .screens import (
+    ExportScreen,
+    HelpScreen,
+    LoadingScreen,
+    MainScreen,
+    ReportIndex,
+    SweepScreen,
+)
+
+SweepFn = Callable[[Callable[[str, int, int], None]], Report]
+
+
+def default_impact_factory(report: Report) -> Any:
+    """The AllReduce impact model over the report's fabric, or None where fabricdoc.impact is missing."""
+    try:
+        from fabricdoc.impact import ImpactModel
+    except ImportError:
+        return None
+    return ImpactModel(report.fabric_model(), report.findings)
+
+
+class FabricdocApp(App[int]):
+    """Overview, findings, hosts, links, impact what-if, detail and sweep screens over one Report."""
+
+    CSS_PATH = "fabricdoc.tcss"
+    TITLE = "fabricdoc"
+    ENABLE_COMMAND_PALETTE = False
+    BINDINGS = [
+        Binding("q", "quit", "Quit"),
+        Binding("question_mark", "help", "Help"),
+        Binding("e", "export", "Export"),
+    ]
+
+    def __init__(
+        self,
+        report: Report | str | Path | None = None,
+        sweep: SweepFn | None = None,
+        *,
+        export_path: str | Path | None = None,
+        impact_factory: Callable[[Report], Any] | None = default_impact_factory,
+    ) -> None:
+        super().__init__()
+        if report is None and sweep is None:
+            raise FabricdocError("fabricdoc tui needs a report file or a sweep to run")
+        self._source = report
+        self.sweep = sweep
+        self.report: Report | None = report if isinstance(report, Report) else None
+        self.index: ReportIndex | None = None
+        self.export_path = str(export_path) if export_path else None
+        self.impact_factory = impact_factory
+        self.error: str | None = None  # why the app gave up (a report that would not load)
+
+    def on_mount(self) -> None:
+        if self.sweep is not None:
+            self.push_screen(SweepScreen(self.sweep))
+        elif self.report is not None:
+            self.show_report(self.report)
+        else:
+            self.push_screen(LoadingScreen(str(self._source)))
+            self._load(Path(str(self._source)))
+
+    @work(thread=True, exclusive=True, group="load")
+    def _load(self, path: Path) -> None:
+        try:
+            report = Report.load(path)
+        except FabricdocError as exc:
+            self.error = str(exc)
+            self.call_from_thread(self.exit, None, 2)
+            return
+        index = ReportIndex(report)
+        self.call_from_thread(self.show_report, report, index)
+
+    def show_report(self, report: Report, index: ReportIndex | None = None) -> None:
+        """Replace whatever is on screen (loading, sweep) with the report's main screen."""
+        self.report = report
+        self.index = index or ReportIndex(report)
+        screen = MainScreen(self.index, self.impact_factory)
+        if len(self.screen_stack) > 1:
+            self.switch_screen(screen)
+        else:
+            self.push_screen(screen)
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def action_export(self) -> None:
+        if self.report is None:
+            self.notify("nothing to export yet: the sweep is still running", severity="warning")
+            return
+        if isinstance(self.screen, ExportScreen):
+            return
+        self.push_screen(ExportScreen(self.report, self.export_path or self._default_export()))
+
+    def _default_export(self) -> str:
+        assert self.report is not None
+        stamp = self.report.generated_at.replace(":", "").replace("-", "")[:15]
+        return str(Path.cwd() / f"fabricdoc-report-{stamp}.json")
