@@ -8,11 +8,13 @@ OpenSM's forwarding tables so :meth:`Fabric.path` follows the real routes.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from fabricdoc.errors import ParseError, TopologyError
-from fabricdoc.model import Node, PortRef
+from fabricdoc.model import Node, PortRef, PortState
 from fabricdoc.topology import Fabric
 
 # IBTA lane rates (Gb/s per lane, signalling) and the names ibnetdiscover and ibsim use for them.
@@ -223,6 +225,36 @@ def fabric_from_ib(
     if lfts:
         fabric.lfts = {sw: dict(table) for sw, table in lfts.items() if sw in fabric.nodes}
     return fabric
+
+
+def cap_supported(states: Iterable[PortState]) -> list[PortState]:
+    """Cap each port's supported maximum at the width and speed most of the fabric trained at.
+
+    A port is degraded when it trained below what both ends support, but ibsim
+    (and some firmware) reports every port as 12X-capable, which would make every
+    4X link look degraded. A real fabric's links are built alike, so the most
+    common trained width/speed is the design; a port's maximum is
+    ``min(supported, max(trained, design))``: a 1X link in a 4X fabric is
+    degraded, a 4X link that "could be 12X" is not.
+    """
+    states = list(states)
+    up = [s for s in states if s.state != "Down" and s.lanes and s.lane_gbps]
+    if not up:
+        return states
+    design_lanes = Counter(s.lanes for s in up).most_common(1)[0][0]
+    design_gbps = Counter(s.lane_gbps for s in up).most_common(1)[0][0]
+    out = []
+    for s in states:
+        if s.state != "Down" and s.lanes and s.lane_gbps:
+            sup_l = s.max_lanes or s.lanes
+            sup_g = s.max_lane_gbps or s.lane_gbps
+            s = replace(
+                s,
+                max_lanes=min(sup_l, max(s.lanes, design_lanes)),  # type: ignore[arg-type,type-var]
+                max_lane_gbps=min(sup_g, max(s.lane_gbps, design_gbps)),  # type: ignore[arg-type,type-var]
+            )
+        out.append(s)
+    return out
 
 
 def _min_known(x: float | None, y: float | None) -> float | None:

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from fabricdoc.errors import ParseError, ProbeError
-from fabricdoc.model import LinkKey, PortCounters, PortRef, PortState
+from fabricdoc.model import LinkKey, PortCounters, PortRef, PortState, ProbeRun
 
 TOOLS = ("ibnetdiscover", "perfquery", "ibqueryerrors", "iblinkinfo", "ibroute", "ibtracert")
 
@@ -119,7 +119,13 @@ class IbRunner:
             self._own_cwd = tempfile.mkdtemp(prefix="fabricdoc-umad2sim-")
             cwd = self._own_cwd
         self.cwd = cwd
+        self.ibsim_socket = base.get("IBSIM_SOCKNAME") if "umad2sim" in base.get("LD_PRELOAD", "") else None
         self.runs: list[ToolRun] = []
+        self.probe_runs: list[ProbeRun] = []  # filled by fabricdoc.ibsource, reported by collect()
+
+    def describe(self) -> str:
+        """Where the tools look: ``ibsim:<socket>`` or ``ib`` (the host's HCAs)."""
+        return f"ibsim:{self.ibsim_socket}" if self.ibsim_socket else "ib"
 
     @classmethod
     def for_sim(cls, sim: object, **kwargs: object) -> IbRunner:

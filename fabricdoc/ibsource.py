@@ -1,0 +1,336 @@
+"""InfiniBand sweep source: discover the fabric and sample it with infiniband-diags (orchestration only).
+
+How ``fabricdoc sweep --fabric ib`` / ``--fabric ibsim:NETFILE`` uses it::
+
+    from fabricdoc import ibsource
+    from fabricdoc.probes.ibdiags import IbRunner
+    from fabricdoc.probes.ibsim import IbSim
+
+    with IbSim(netfile) as sim:                       # only for ibsim:NETFILE
+        runner = IbRunner.for_sim(sim, timeout_s=30)  # real host: IbRunner(timeout_s=30)
+        fabric = ibsource.discover(runner)            # or ibfabric.load_ibnetdiscover_file(--topology)
+        obs = ibsource.collect(runner, fabric, interval_s=args.interval,
+                               baseline=args.baseline, progress=callback)
+        findings = localize(fabric, obs)
+
+``discover`` runs ibnetdiscover, iblinkinfo and ibroute (one per switch) and
+returns a Fabric whose node ids are GUIDs and whose paths follow OpenSM's
+LFTs. ``collect`` discovers again (what is there *now*), reads link states,
+and takes two whole-fabric counter samples ``interval_s`` apart (or one, against
+``baseline``: a path written by :func:`save_sample` or a list of PortCounters).
+Links the expected ``fabric`` has but the live one lacks come out as
+``PortState(state="Down")`` at both ends. Every tool run becomes a
+``ProbeRun`` in ``Observations.probes``; a tool that fails is recorded there
+(one line naming the tool) and the other tools' results are kept.
+``progress(step, done, total)`` is called as work advances (``step`` is a short
+text such as ``"ibroute"`` or ``"interval"``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from fabricdoc import ibfabric
+from fabricdoc.errors import FabricdocError, ParseError
+from fabricdoc.model import Observations, PortCounters, PortRef, PortState, ProbeRun
+from fabricdoc.probes import ibdiags
+from fabricdoc.probes.ibdiags import IbRunner, IbTopology
+from fabricdoc.topology import Fabric
+
+Progress = Callable[[str, int, int], None]
+# ibsim serves at most 10 clients and OpenSM is one of them.
+MAX_PARALLEL = 4
+SAMPLE_KIND = "fabricdoc-ib-sample"
+
+
+class _Log:
+    """The ProbeRuns of one discover/collect call."""
+
+    def __init__(self, progress: Progress | None) -> None:
+        self.runs: list[ProbeRun] = []
+        self.progress = progress or (lambda step, done, total: None)
+        self.tool_s = 0.0
+
+    def call(self, probe: str, target: str, fn: Callable[[], Any]) -> Any:
+        """Run one tool step; a FabricdocError is recorded and returned as None."""
+        start = time.monotonic()
+        try:
+            result = fn()
+        except FabricdocError as exc:
+            status = getattr(exc, "status", "error")
+            if isinstance(exc, ParseError):
+                status = "error"
+            self.runs.append(ProbeRun(probe, target, status, time.monotonic() - start, _one_line(exc)))  # type: ignore[arg-type]
+            return None
+        self.runs.append(ProbeRun(probe, target, "ok", time.monotonic() - start))
+        return result
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).replace("\n", " ")
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def _tool_time(runner: IbRunner, since: int) -> float:
+    return sum(r.duration_s for r in runner.runs[since:])
+
+
+# -- discovery ---------------------------------------------------------------
+
+
+def _topology(runner: IbRunner) -> IbTopology:
+    run = runner.ibnetdiscover()
+    return ibdiags.parse_ibnetdiscover(run.stdout, source="ibnetdiscover")
+
+
+def _linkinfo(runner: IbRunner, topo: IbTopology) -> list[PortState]:
+    run = runner.iblinkinfo()
+    return ibdiags.parse_iblinkinfo(
+        run.stdout, source="iblinkinfo", port_guid_to_node=topo.port_guids(), lid_to_port=topo.lids()
+    )
+
+
+def _lfts(runner: IbRunner, topo: IbTopology, log: _Log) -> dict[str, dict[int, int]] | None:
+    switches = [n for n in topo.nodes if n.type == "Switch" and n.lid]
+    done = 0
+    lfts: dict[str, dict[int, int]] = {}
+
+    def one(node: ibdiags.IbNodeRecord) -> tuple[str, dict[int, int] | None]:
+        def read() -> ibdiags.IbRoute:
+            return ibdiags.parse_ibroute(runner.ibroute(node.lid or 0).stdout, source=f"ibroute {node.lid}")
+
+        route = log.call("ibroute", node.description or node.guid, read)
+        return node.guid, (route.lft if route is not None else None)
+
+    with ThreadPoolExecutor(max_workers=MAX_PARALLEL) as pool:
+        for guid, lft in pool.map(one, switches):
+            done += 1
+            log.progress("ibroute", done, len(switches))
+            if lft is not None:
+                lfts[guid] = lft
+    # Partial tables would route some pairs and fail others: use all of them or none.
+    return lfts if len(lfts) == len(switches) else None
+
+
+def discover(runner: IbRunner, *, progress: Progress | None = None, with_routes: bool = True) -> Fabric:
+    """The live fabric: nodes and links from ibnetdiscover, maxima from iblinkinfo, routes from ibroute.
+
+    Raises ProbeError/ParseError when ibnetdiscover itself fails (there is no
+    fabric without it); iblinkinfo or ibroute failing only loses maxima or routes,
+    recorded in ``runner.probe_runs``.
+    """
+    log = _Log(progress)
+    log.progress("ibnetdiscover", 0, 1)
+    start = time.monotonic()
+    try:
+        topo = _topology(runner)
+    except FabricdocError as exc:
+        runner.probe_runs.append(
+            ProbeRun("ibnetdiscover", "fabric", getattr(exc, "status", "error"), time.monotonic() - start, _one_line(exc))
+        )
+        raise
+    log.runs.append(ProbeRun("ibnetdiscover", "fabric", "ok", time.monotonic() - start))
+    states = log.call("iblinkinfo", "fabric", lambda: _linkinfo(runner, topo)) or []
+    lfts = _lfts(runner, topo, log) if with_routes else None
+    fabric = ibfabric.fabric_from_ib(
+        topo,
+        lfts,
+        name="ib",
+        source=runner.describe(),
+        port_states=ibfabric.cap_supported(states),
+    )
+    runner.probe_runs.extend(log.runs)
+    return fabric
+
+
+# -- sampling ----------------------------------------------------------------
+
+
+def sample_counters(runner: IbRunner, topo: IbTopology | None, log: _Log, label: str) -> list[PortCounters]:
+    """One whole-fabric counter sample: ibqueryerrors for errors, ``--counters`` for data.
+
+    Error counters of a port ibqueryerrors checked but did not list are zero
+    (thresholds are all zero); if the error run failed they stay unknown
+    (``None``). Switch port 0 (the management port) is dropped.
+    """
+    guids = topo.port_guids() if topo is not None else {}
+
+    def errors() -> ibdiags.IbQueryErrors:
+        run = runner.ibqueryerrors()
+        return ibdiags.parse_ibqueryerrors(
+            run.stdout, source="ibqueryerrors", timestamp=time.time(), port_guid_to_node=guids
+        )
+
+    def data() -> ibdiags.IbQueryErrors:
+        run = runner.ibqueryerrors(counters=True)
+        return ibdiags.parse_ibqueryerrors(
+            run.stdout, source="ibqueryerrors --counters", timestamp=time.time(), port_guid_to_node=guids
+        )
+
+    err = log.call("ibqueryerrors", label, errors)
+    dat = log.call("ibqueryerrors --counters", label, data)
+    now = time.time()
+    ports: dict[PortRef, dict[str, int | None]] = {}
+    widths: dict[PortRef, dict[str, int]] = {}
+    stamp: dict[PortRef, float] = {}
+    if topo is not None:
+        for n in topo.nodes:
+            for p in n.ports:
+                ports.setdefault(PortRef(n.guid, p.port), {})
+    if dat is not None:
+        for c in dat.counters:
+            ports.setdefault(c.ref, {}).update(c.values)
+            widths.setdefault(c.ref, {}).update(c.width_bits)
+            stamp[c.ref] = c.timestamp
+    listed = {}
+    if err is not None:
+        for c in err.counters:
+            listed[c.ref] = c.values
+            stamp.setdefault(c.ref, c.timestamp)
+    out: list[PortCounters] = []
+    for ref, values in sorted(ports.items()):
+        if ref.port == 0:
+            continue
+        vals = dict(values)
+        for name in ibdiags.IBQUERYERRORS_ERRORS:
+            vals.setdefault(name, 0 if err is not None else None)
+        vals.update(listed.get(ref, {}))
+        out.append(
+            PortCounters(
+                node=ref.node,
+                port=ref.port,
+                timestamp=stamp.get(ref, now),
+                values=vals,
+                source="ibqueryerrors",
+                width_bits=widths.get(ref, {}),
+            )
+        )
+    return out
+
+
+def missing_link_states(expected: Fabric, live: IbTopology | None) -> list[PortState]:
+    """``Down`` states for both ends of every expected link the live fabric does not show."""
+    if live is None:
+        return []
+    cabled: dict[PortRef, PortRef] = {}
+    for n in live.nodes:
+        for p in n.ports:
+            cabled[PortRef(n.guid, p.port)] = PortRef(p.remote_guid, p.remote_port)
+    out: list[PortState] = []
+    for key in expected.links:
+        if cabled.get(key.a) == key.b or cabled.get(key.b) == key.a:
+            continue
+        for end, other in ((key.a, key.b), (key.b, key.a)):
+            out.append(
+                PortState(end.node, end.port, "Down", phys_state=None, peer=other, source="ibnetdiscover (link missing)")
+            )
+    return out
+
+
+def collect(
+    runner: IbRunner,
+    fabric: Fabric,
+    interval_s: float = 10.0,
+    baseline: str | Path | Sequence[PortCounters] | None = None,
+    progress: Progress | None = None,
+) -> Observations:
+    """Sample the fabric: states now, and counters twice ``interval_s`` apart (or once against ``baseline``).
+
+    ``fabric`` is the expected fabric (the first discovery, or ``--topology``);
+    node ids must be GUIDs. Tool failures are recorded, never raised.
+    """
+    log = _Log(progress)
+    first_run = len(runner.runs)
+    t0 = time.monotonic()
+    topo = log.call("ibnetdiscover", "fabric", lambda: _topology(runner))
+    log.progress("ibnetdiscover", 1, 4)
+    states = log.call("iblinkinfo", "fabric", lambda: _linkinfo(runner, topo or IbTopology(()))) or []
+    states = ibfabric.cap_supported(states)
+    states = _with_expected_maxima(states, fabric)
+    states += missing_link_states(fabric, topo)
+    log.progress("iblinkinfo", 2, 4)
+    if baseline is not None:
+        before = load_sample(baseline) if isinstance(baseline, str | Path) else list(baseline)
+    else:
+        before = sample_counters(runner, topo, log, "sample 1")
+        log.progress("interval", 2, 4)
+        deadline = time.monotonic() + max(interval_s, 0.0)
+        while (left := deadline - time.monotonic()) > 0:
+            time.sleep(min(left, 0.5))
+    log.progress("counters", 3, 4)
+    after = sample_counters(runner, topo, log, "sample 2" if baseline is None else "sample")
+    log.progress("done", 4, 4)
+    interval = None
+    if before and after:
+        interval = max(after[0].timestamp - min(c.timestamp for c in before), 0.0)
+    obs = Observations(
+        before=before,
+        after=after,
+        states=states,
+        probes=[*runner.probe_runs, *log.runs],
+        interval_s=interval,
+        extra={
+            "ib": {
+                "tool_s": round(_tool_time(runner, first_run), 6),
+                "wall_s": round(time.monotonic() - t0, 6),
+                "live_nodes": len(topo.nodes) if topo is not None else None,
+                "baseline": str(baseline) if isinstance(baseline, str | Path) else (baseline is not None),
+            }
+        },
+    )
+    runner.probe_runs.clear()
+    return obs
+
+
+def _with_expected_maxima(states: Iterable[PortState], fabric: Fabric) -> list[PortState]:
+    """Cap a port's maximum by the expected link's nominal width/speed when that is known and lower."""
+    out = []
+    for s in states:
+        link = fabric.link_at(PortRef(s.node, s.port))
+        if link is not None and s.max_lanes and link.max_lanes and link.max_lanes < s.max_lanes:
+            s = replace(s, max_lanes=max(link.max_lanes, s.lanes or 0))
+        out.append(s)
+    return out
+
+
+# -- baseline samples --------------------------------------------------------
+
+
+def save_sample(obs: Observations | Sequence[PortCounters], path: str | Path) -> Path:
+    """Write the latest counter sample of ``obs`` to ``path`` (temp file + rename) for ``--baseline``."""
+    from fabricdoc.records_io import records_to_json
+    from fabricdoc.report import write_atomic
+
+    sample = (obs.after or obs.before) if isinstance(obs, Observations) else list(obs)
+    text = records_to_json(list(sample), extra={"kind": SAMPLE_KIND, "saved_at": time.time()})
+    return write_atomic(path, text + "\n")
+
+
+def load_sample(path: str | Path) -> list[PortCounters]:
+    """Read a sample written by :func:`save_sample`; ParseError names the file when it is not one."""
+    from fabricdoc.records_io import records_from_json
+
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ParseError(str(p), 0, "", f"cannot read baseline: {exc.strerror}") from exc
+    records = records_from_json(text, source=str(p))
+    counters = [r for r in records if isinstance(r, PortCounters)]
+    if not counters:
+        raise ParseError(str(p), 0, "", "baseline holds no port counters")
+    return counters
+
+
+def tool_failures(obs: Observations) -> list[str]:
+    """One line per failed tool run, naming the tool (what the CLI prints)."""
+    return [
+        f"{r.probe}: {r.error}" if r.error and not r.error.startswith(r.probe.split()[0]) else (r.error or r.probe)
+        for r in obs.probes
+        if r.status != "ok"
+    ]
