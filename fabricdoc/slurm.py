@@ -377,3 +377,65 @@ def drained_nodes(*, sinfo: str = "sinfo", timeout_s: float = _DEFAULT_TIMEOUT_S
 def fabricdoc_drained(reasons: Mapping[str, tuple[str, str]]) -> list[str]:
     """The nodes whose drain reason fabricdoc wrote (an admin's drains are never touched)."""
     return sorted(n for n, (_, why) in reasons.items() if why.startswith(REASON_PREFIX.strip()))
+
+
+# -- hostlist expressions ------------------------------------------------------
+
+
+def expand_hostlist(expr: str, source: str = "hostlist") -> list[str]:
+    """Expand a Slurm hostlist (``gpu[001-003,007],login1``) into names, in order, like ``scontrol show hostnames``.
+
+    Ranges keep the zero padding of their lower bound; several bracket groups
+    in one name expand as a product. A malformed expression is a ParseError.
+    """
+    out: list[str] = []
+    for item in _split_top(expr, source):
+        out.extend(_expand_one(item, source, expr))
+    return list(dict.fromkeys(out))
+
+
+def _split_top(expr: str, source: str) -> list[str]:
+    items, depth, cur = [], 0, []
+    for ch in expr.strip():
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+            if depth < 0:
+                raise ParseError(source, 1, expr, "unbalanced ']'")
+        if ch == "," and depth == 0:
+            items.append("".join(cur))
+            cur = []
+        elif not ch.isspace() or depth:
+            cur.append(ch)
+    if depth:
+        raise ParseError(source, 1, expr, "unbalanced '['")
+    items.append("".join(cur))
+    return [i for i in items if i]
+
+
+def _expand_one(item: str, source: str, expr: str) -> list[str]:
+    start = item.find("[")
+    if start < 0:
+        return [item]
+    end = item.find("]", start)
+    if end < 0:
+        raise ParseError(source, 1, expr, "unbalanced '['")
+    head, body, tail = item[:start], item[start + 1 : end], item[end + 1 :]
+    if tail and "[" not in tail:
+        raise ParseError(source, 1, expr, f"text {tail!r} after ']' (Slurm allows only another [range] there)")
+    values: list[str] = []
+    for part in body.split(","):
+        lo, dash, hi = part.partition("-")
+        if not lo.isdigit() or (dash and not hi.isdigit()):
+            raise ParseError(source, 1, expr, f"bad range {part!r}")
+        if not dash:
+            values.append(lo)
+            continue
+        a, b = int(lo), int(hi)
+        if b < a or b - a > 100_000:
+            raise ParseError(source, 1, expr, f"bad range {part!r}")
+        width = len(lo)
+        values.extend(f"{i:0{width}d}" for i in range(a, b + 1))
+    rest = _expand_one(tail, source, expr)
+    return [f"{head}{v}{r}" for v in values for r in rest]

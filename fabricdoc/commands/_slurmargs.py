@@ -18,7 +18,8 @@ NAME_HELP = """node names:
 """
 
 
-def add_slurm_args(p: argparse.ArgumentParser) -> None:
+def add_name_args(p: argparse.ArgumentParser) -> None:
+    """--map and --host-rule: how fabric host names become Slurm node names."""
     p.add_argument("--map", metavar="FILE", help="fabric name -> Slurm node name map (YAML or two-column text)")
     p.add_argument(
         "--host-rule",
@@ -28,6 +29,10 @@ def add_slurm_args(p: argparse.ArgumentParser) -> None:
         metavar=("REGEX", "REPLACEMENT"),
         help="rewrite fabric names that fully match REGEX (repeatable; after --map rules)",
     )
+
+
+def add_slurm_args(p: argparse.ArgumentParser) -> None:
+    add_name_args(p)
     p.add_argument("--apply", action="store_true", help="run the scontrol commands (default: only print them)")
     p.add_argument("--scontrol", default="scontrol", help="scontrol to run (default: from PATH)")
     p.add_argument("--sinfo", default="sinfo", help="sinfo to run (default: from PATH)")

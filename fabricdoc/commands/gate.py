@@ -1,0 +1,135 @@
+"""``fabricdoc gate``: exit 0 when a job's hosts are healthy enough by a policy, else say why and exit 1."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from fabricdoc import gate
+from fabricdoc.commands._slurmargs import add_name_args, name_map
+from fabricdoc.errors import FabricdocError
+from fabricdoc.report import Report
+from fabricdoc.slurm import expand_hostlist
+
+EPILOG = """job hosts:
+  --job-hosts FILE   one or more names per line (Slurm hostlists allowed, '#' comments; '-' = stdin)
+  --job-nodelist EX  a Slurm hostlist such as 'gpu[001-016]'
+  neither            $SLURM_JOB_NODELIST (set in a Slurm prolog)
+
+policy:
+  --policy FILE is TOML with these keys (flags override them):
+    max_severity = "warning"      # findings above this fail; "none": any finding fails
+    min_confidence = 0.5          # less certain findings are ignored
+    max_busbw_loss_pct = 10.0     # predicted AllReduce busbw loss allowed (needs the report's impact)
+    busbw_basis = "now"           # or "after_drain"
+    missing_impact = "pass"       # report without impact: "pass" (with a note) or "fail"
+    untested_hosts = "fail"       # job hosts missing from the report
+    scope = "job"                 # "job": the job's hosts and the links/switches of its ring; "fabric": all
+    max_report_age_h = 24         # an older report fails
+    ignore_faults = ["congestion"]
+
+in a Slurm prolog:
+  fabricdoc gate --report /shared/fabricdoc/latest.json --policy /etc/fabricdoc/gate.toml || exit 1
+
+exit codes:
+  0  the job's hosts are healthy enough
+  1  they are not: one line per reason on stdout
+  2  could not run (unreadable report or policy, no job hosts)
+"""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "gate",
+        help="exit 0 if a job's hosts are healthy enough to start on, else 1 with reasons",
+        description="Check a job's hosts against a fabricdoc report and a policy: no findings above "
+        "a severity on the job's hosts or paths, predicted busbw loss under a limit. For Slurm prologs "
+        "and job launchers.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--report", required=True, help="fabricdoc JSON report")
+    hosts = p.add_mutually_exclusive_group()
+    hosts.add_argument("--job-hosts", metavar="FILE", help="file with the job's hosts ('-' for stdin)")
+    hosts.add_argument("--job-nodelist", metavar="HOSTLIST", help="Slurm hostlist, e.g. 'gpu[001-016]'")
+    p.add_argument("--policy", metavar="FILE", help="TOML policy file (keys below)")
+    p.add_argument("--max-severity", choices=(*gate.SEVERITIES, "none"))
+    p.add_argument("--min-confidence", type=float)
+    p.add_argument("--max-busbw-loss-pct", type=float, metavar="PCT")
+    p.add_argument("--busbw-basis", choices=("now", "after_drain"))
+    p.add_argument("--missing-impact", choices=("pass", "fail"))
+    p.add_argument("--untested-hosts", choices=("pass", "fail"))
+    p.add_argument("--scope", choices=("job", "fabric"))
+    p.add_argument("--max-report-age-h", type=float, metavar="H")
+    p.add_argument("--ignore-fault", action="append", metavar="FAULT", help="fault name to ignore (repeatable)")
+    add_name_args(p)
+    p.add_argument("--json", action="store_true", help="print the decision as JSON")
+    p.add_argument("-q", "--quiet", action="store_true", help="print nothing when the gate passes")
+    p.set_defaults(func=run)
+
+
+_FLAG_KEYS = (
+    "max_severity",
+    "min_confidence",
+    "max_busbw_loss_pct",
+    "busbw_basis",
+    "missing_impact",
+    "untested_hosts",
+    "scope",
+    "max_report_age_h",
+)
+
+
+def policy_of(args: argparse.Namespace) -> gate.Policy:
+    base = gate.load_policy(args.policy) if args.policy else gate.Policy()
+    overrides = {k: getattr(args, k) for k in _FLAG_KEYS if getattr(args, k) is not None}
+    if args.ignore_fault:
+        overrides["ignore_faults"] = tuple(base.ignore_faults) + tuple(args.ignore_fault)
+    return gate.policy_from(overrides, "command line", base)
+
+
+def job_hosts(args: argparse.Namespace) -> list[str]:
+    if args.job_nodelist is not None:
+        return expand_hostlist(args.job_nodelist, "--job-nodelist")
+    if args.job_hosts is not None:
+        if args.job_hosts == "-":
+            text, source = sys.stdin.read(), "stdin"
+        else:
+            try:
+                text, source = Path(args.job_hosts).read_text(), args.job_hosts
+            except OSError as exc:
+                raise FabricdocError(f"{args.job_hosts}: cannot read job hosts: {exc.strerror}") from None
+        return parse_hosts_file(text, source)
+    env = os.environ.get("SLURM_JOB_NODELIST")
+    if env:
+        return expand_hostlist(env, "SLURM_JOB_NODELIST")
+    raise FabricdocError("no job hosts: give --job-hosts FILE or --job-nodelist, or run where $SLURM_JOB_NODELIST is set")
+
+
+def parse_hosts_file(text: str, source: str) -> list[str]:
+    """Names from a job hosts file: whitespace-separated hostlists, '#' comments."""
+    out: list[str] = []
+    for line in text.splitlines():
+        for token in line.split("#", 1)[0].split():
+            out.extend(expand_hostlist(token, source))
+    return list(dict.fromkeys(out))
+
+
+def run(args: argparse.Namespace) -> int:
+    policy = policy_of(args)
+    report = Report.load(args.report)
+    hosts = job_hosts(args)
+    res = gate.evaluate(report, hosts, policy, name_map(args))
+    if args.json:
+        print(json.dumps(res.to_dict(), indent=2))
+    elif not (res.ok and args.quiet):
+        verdict = "PASS" if res.ok else "FAIL"
+        print(f"fabricdoc gate: {verdict}: {len(res.hosts)} job hosts, report {report.generated_at} ({report.verdict})")
+        for r in res.reasons:
+            print(f"  - {r}")
+        for n in res.notes:
+            print(f"  note: {n}")
+    return 0 if res.ok else 1
