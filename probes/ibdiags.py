@@ -276,8 +276,10 @@ class IbTopology:
         """LID -> the port that answers on it (a switch's port 0, a CA's port)."""
         out: dict[int, PortRef] = {}
         for n in self.nodes:
-            if n.type == "Switch" and n.lid:
-                out[n.lid] = PortRef(n.guid, 0)
+            if n.type == "Switch":
+                if n.lid:
+                    out[n.lid] = PortRef(n.guid, 0)
+                continue
             for p in n.ports:
                 if p.lid:
                     out[p.lid] = PortRef(n.guid, p.port)

@@ -104,7 +104,7 @@ def main() -> None:
             "the healthy output cut after half its lines (at a line boundary).")
     derived("ibnetdiscover", "cut_mid_line", disc[: len(disc) // 3],
             "the healthy output cut in the middle of a line.")
-    garbled = disc.replace('"leaf01" lid 3 4xHDR', '"leaf01" lid 5 4x\x00\x7fHDR', 1)
+    garbled = disc.replace('"leaf01" lid 3 4xHDR', '"leaf01" lid 3 4x\x00\x7fHDR', 1)
     derived("ibnetdiscover", "garbled", garbled, "one port line's speed replaced by control bytes.")
     iqe = (HERE / "ibqueryerrors" / "errors" / "stdout.txt").read_text()
     derived("ibqueryerrors", "truncated", iqe[: iqe.index("## Summary")],
