@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from fabricdoc import counters as ctr
 from fabricdoc.errors import TopologyError
+from fabricdoc.flows import directed, maxmin, shares_channels
 from fabricdoc.model import Evidence, Finding, LinkKey, Observations, PairResult, PortRef
 from fabricdoc.topology import Fabric
 
@@ -152,6 +153,29 @@ def _from_events(fabric: Fabric, obs: Observations, blame: dict[LinkKey, _Blame]
 
 # -- bandwidth tomography -----------------------------------------------------
 
+def _contention(fabric: Fabric, pairs: list[PairResult], paths: list[tuple[LinkKey, ...]]) -> dict[int, float]:
+    """Per pair, the fraction of its path's rate its round allowed it on today's routes.
+
+    Tests planned not to share links may share them after the fabric rerouted
+    around a failure; such a pair is slow because of its neighbours, not its path.
+    """
+    by_round: dict[int, list[int]] = defaultdict(list)
+    for i, p in enumerate(pairs):
+        if p.status == "ok" and paths[i]:
+            by_round[p.round].append(i)
+    out: dict[int, float] = {}
+    for members in by_round.values():
+        channels = [directed(paths[i], pairs[i].src) for i in members]
+        if not shares_channels(channels):
+            continue
+        fair = maxmin(channels, lambda k: fabric.links[k].capacity_gbps)
+        for j, i in enumerate(members):
+            alone = min(fabric.links[k].capacity_gbps for k in paths[i])
+            if alone > 0 and fair[j] < alone * 0.999:
+                out[i] = float(fair[j] / alone)
+    return out
+
+
 def _from_pairs(fabric: Fabric, obs: Observations, opt: Options, blame: dict[LinkKey, _Blame]) -> None:
     tests_through: dict[LinkKey, list[int]] = defaultdict(list)
     slow: set[int] = set()
@@ -173,9 +197,29 @@ def _from_pairs(fabric: Fabric, obs: Observations, opt: Options, blame: dict[Lin
             tests_through[key].append(i)
     if not slow:
         return
-    # Slow pairs already explained by hard evidence (down, width) need no suspect.
+    shared = _contention(fabric, pairs, paths)
+    if shared:
+        slow = {i for i in slow if i not in shared or (pairs[i].ratio or 0.0) / shared[i] < opt.slow_ratio}
+        if not slow:
+            return
+    # Slow pairs already explained by hard evidence (down, width) need no suspect. A down
+    # link also slows the pairs rerouted around it, so its pairs' routes before the
+    # failure count too.
     hard = {k for k, b in blame.items() if {"down", "width_degraded", "speed_degraded"} & set(b.faults)}
-    unexplained = {i for i in slow if not hard.intersection(paths[i])}
+    down = [k for k in hard if "down" in blame[k].faults]
+    before = fabric.with_all_links_up() if down and not fabric.lfts else None
+
+    def explained(i: int) -> bool:
+        if hard.intersection(paths[i]):
+            return True
+        if before is None:
+            return False
+        try:
+            return bool(hard.intersection(before.path(pairs[i].src, pairs[i].dst)))
+        except TopologyError:
+            return False
+
+    unexplained = {i for i in slow if not explained(i)}
     suspects: dict[LinkKey, set[int]] = {}
     for key, tests in tests_through.items():
         n_slow = sum(1 for i in tests if i in slow)
@@ -239,7 +283,9 @@ def _to_findings(fabric: Fabric, blame: dict[LinkKey, _Blame], opt: Options) -> 
             continue
         bad = [lk.key for lk in links if lk.key in blame]
         down = [k for k in bad if "down" in blame[k].faults]
-        if len(bad) < 2 or len(bad) < opt.switch_fraction * len(links):
+        # "Most of its links": strictly more than the fraction, and at least three, so
+        # two independent faults on a small switch stay two findings.
+        if len(bad) < 3 or len(bad) <= opt.switch_fraction * len(links):
             continue
         # One switch finding replaces its links' findings when most of them fail together.
         if len(down) == len(links):

@@ -14,10 +14,18 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import sparse
 
 from fabricdoc.errors import TopologyError
-from fabricdoc.model import LinkEvent, LinkKey, Observations, PairResult, PortCounters, PortRef, PortState
+from fabricdoc.flows import Channel, directed, maxmin
+from fabricdoc.model import (
+    LinkEvent,
+    LinkKey,
+    Observations,
+    PairResult,
+    PortCounters,
+    PortRef,
+    PortState,
+)
 from fabricdoc.topology import Fabric
 
 FAULT_KINDS = (
@@ -219,92 +227,71 @@ class Simulator:
                     out.append(LinkEvent(end.node, end.port, self.t0 + step * (2 * k + 2), "up", source="sim"))
         return sorted(out, key=lambda e: e.timestamp)
 
-    def bandwidth(self, rounds: Sequence[Sequence[tuple[PortRef, PortRef]]]) -> list[PairResult]:
-        """Run each round's tests concurrently; max-min fair share per directed link."""
+    def bandwidth(
+        self,
+        rounds: Sequence[Sequence[tuple[PortRef, PortRef]]],
+        *,
+        bidirectional: bool = False,
+        first_round: int = 0,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> list[PairResult]:
+        """Run each round's tests concurrently; max-min fair share per directed link.
+
+        A one-way test is one flow src->dst; a bidirectional one is two flows and
+        reports the slower direction.
+        """
         out: list[PairResult] = []
         for r, tests in enumerate(rounds):
-            out.extend(self._round(r, tests))
+            out.extend(self._round(first_round + r, tests, bidirectional))
+            if progress is not None:
+                progress(r + 1, len(rounds))
         return out
 
-    def _round(self, r: int, tests: Sequence[tuple[PortRef, PortRef]]) -> list[PairResult]:
-        flows: list[list[tuple[LinkKey, int]]] = []
-        nominal_flows: list[list[tuple[LinkKey, int]]] = []
-        results: list[PairResult | None] = []
+    def _round(self, r: int, tests: Sequence[tuple[PortRef, PortRef]], bidirectional: bool) -> list[PairResult]:
+        per = 2 if bidirectional else 1
+        flows: list[list[Channel]] = []
+        nominal_flows: list[list[Channel]] = []
         for src, dst in tests:
-            nominal_path = self.fabric.path(src, dst)
-            nominal_flows.append(_directed(nominal_path, src))
-            nominal_flows.append(_directed(tuple(reversed(nominal_path)), dst))
+            nominal_flows.append(directed(self.fabric.path(src, dst), src))
+            if bidirectional:
+                nominal_flows.append(directed(self.fabric.path(dst, src), dst))
         # Expected: what the same round reaches on the healthy fabric, so a plan whose
         # tests share links is still judged fairly.
         nominal_rates = self._maxmin(nominal_flows, nominal=True)
-        expected = [
-            EFFICIENCY * min(nominal_rates[2 * t], nominal_rates[2 * t + 1]) for t in range(len(tests))
-        ]
+        expected = [EFFICIENCY * min(nominal_rates[per * t: per * t + per]) for t in range(len(tests))]
+        failed: dict[int, PairResult] = {}
         for t, (src, dst) in enumerate(tests):
-            exp = expected[t]
-            try:
-                path = self.truth.path(src, dst)
-            except TopologyError:
-                path = None
-            if path is None or any(self.truth.links[k].state == "down" for k in path):
-                results.append(
-                    PairResult(src, dst, "error", None, exp, round=r, error="peer unreachable")
-                )
-                flows.append([])
-                flows.append([])
+            paths = []
+            for a, b in ((src, dst), (dst, src))[:per]:
+                try:
+                    paths.append((self.truth.path(a, b), a))
+                except TopologyError:
+                    paths.append(None)
+            if any(p is None or any(self.truth.links[k].state == "down" for k in p[0]) for p in paths):
+                failed[t] = PairResult(src, dst, "error", None, round(expected[t], 3), round=r,
+                                       error="peer unreachable")
+                flows.extend([] for _ in range(per))
                 continue
-            results.append(None)
-            flows.append(_directed(path, src))
-            flows.append(_directed(tuple(reversed(path)), dst))
+            flows.extend(directed(path, start) for path, start in paths)  # type: ignore[misc]
         rates = self._maxmin(flows)
         out = []
         for t, (src, dst) in enumerate(tests):
-            if results[t] is not None:
-                out.append(results[t])
+            if t in failed:
+                out.append(failed[t])
                 continue
-            bw = min(rates[2 * t], rates[2 * t + 1]) * EFFICIENCY
+            bw = float(min(rates[per * t: per * t + per])) * EFFICIENCY
             bw *= 1.0 - abs(self.rng.normal(0.0, self.noise))
             out.append(
                 PairResult(src, dst, "ok", round(bw, 3), round(expected[t], 3), algbw_gbps=round(bw, 3),
-                           size_bytes=1 << 28, duration_s=round((1 << 28) * 8 / (bw * 1e9), 4), round=r)
+                           size_bytes=1 << 28, duration_s=round((1 << 28) * 8 / max(bw, 1e-3) / 1e9, 4),
+                           round=r)
             )
         return out
 
-    def _maxmin(self, flows: list[list[tuple[LinkKey, int]]], nominal: bool = False) -> np.ndarray:
-        """Max-min fair rates (Gb/s) of directed flows by progressive filling."""
-        chan: dict[tuple[LinkKey, int], int] = {}
-        rows, cols = [], []
-        for fi, hops in enumerate(flows):
-            for h in hops:
-                rows.append(fi)
-                cols.append(chan.setdefault(h, len(chan)))
-        nflows = len(flows)
-        rates = np.zeros(nflows)
-        if not chan:
-            return rates
-        cap = np.empty(len(chan))
-        for (key, _), c in chan.items():
-            if nominal:
-                cap[c] = self.fabric.links[key].nominal_gbps
-            else:
-                cap[c] = self.truth.links[key].capacity_gbps * self.factor.get(key, 1.0)
-        inc = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(nflows, len(chan)))
-        active = np.array([bool(h) for h in flows])
-        remaining = cap.copy()
-        for _ in range(len(chan) + 1):
-            if not active.any():
-                break
-            load = inc.T @ active.astype(float)
-            used = load > 0
-            share = np.full(len(chan), np.inf)
-            share[used] = remaining[used] / load[used]
-            step = share.min()
-            rates[active] += step
-            remaining -= load * step
-            saturated = used & (remaining <= 1e-9 * np.maximum(cap, 1.0))
-            hit = (inc @ saturated.astype(float)) > 0
-            active &= ~hit
-        return rates
+    def _maxmin(self, flows: list[list[Channel]], nominal: bool = False) -> np.ndarray:
+        if nominal:
+            return maxmin(flows, lambda k: self.fabric.links[k].nominal_gbps)
+        return maxmin(flows, lambda k: self.truth.links[k].capacity_gbps * self.factor.get(k, 1.0))
 
     def run(self, rounds: Sequence[Sequence[tuple[PortRef, PortRef]]] = ()) -> SimResult:
         pairs = self.bandwidth(rounds)
@@ -331,20 +318,6 @@ def _max(name: str) -> int:
 
     cdef = lookup(name)
     return (1 << (cdef.width_bits if cdef else 64)) - 1
-
-
-def _directed(path: tuple[LinkKey, ...], start: PortRef) -> list[tuple[LinkKey, int]]:
-    """Turn an undirected path into (link, direction) channels; direction 0 is a->b."""
-    hops = []
-    node = start.node
-    for key in path:
-        if key.a.node == node:
-            hops.append((key, 0))
-            node = key.b.node
-        else:
-            hops.append((key, 1))
-            node = key.a.node
-    return hops
 
 
 def random_faults(
