@@ -18,6 +18,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.css.query import NoMatches
 from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
 from textual.widgets import (
@@ -473,10 +474,10 @@ class MainScreen(Screen[None]):
         Binding("5", "tab('impact')", "Impact"),
         Binding("slash", "filter", "Filter"),
         Binding("escape", "clear_filter", "Clear filter", show=False),
-        Binding("s", "sort('severity')", "Sort sev", show=False),
-        Binding("c", "sort('confidence')", "Sort conf", show=False),
-        Binding("d", "toggle_drain", "Drain", show=False),
-        Binding("r", "reset_drain", "Reset what-if", show=False),
+        Binding("s", "sort('severity')", "Sort severity"),
+        Binding("c", "sort('confidence')", "Sort confidence"),
+        Binding("d", "toggle_drain", "Toggle drain"),
+        Binding("r", "reset_drain", "Reset what-if"),
     ]
 
     def __init__(self, index: ReportIndex, impact_factory: Callable[[Report], Any] | None) -> None:
@@ -525,12 +526,26 @@ class MainScreen(Screen[None]):
     def action_tab(self, tab: str) -> None:
         self.query_one("#tabs", TabbedContent).active = tab
 
+    _TAB_ACTIONS = {"sort": "findings", "toggle_drain": "impact", "reset_drain": "impact"}
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Tab-specific keys show in the footer only on their tab."""
+        tab = self._TAB_ACTIONS.get(action)
+        if tab is None:
+            return True
+        try:
+            return self.active_tab == tab
+        except NoMatches:  # not composed yet
+            return False
+
     @on(TabbedContent.TabActivated)
     def tab_shown(self, event: TabbedContent.TabActivated) -> None:
         tab = event.pane.id or ""
         self._ensure(tab)
-        target = self.active_table() or self.query_one("#fabric-tree", Tree)
-        target.focus()
+        self.refresh_bindings()
+        if not self.query_one("#filter", Input).has_focus:
+            target = self.active_table() or self.query_one("#fabric-tree", Tree)
+            target.focus()
 
     @property
     def active_tab(self) -> str:
@@ -738,6 +753,7 @@ class MainScreen(Screen[None]):
     def action_filter(self) -> None:
         if self.active_tab == "overview":
             self.action_tab("hosts")
+            self._ensure("hosts")
         box = self.query_one("#filter", Input)
         table = self.active_table()
         box.value = table.filter_text if table else ""
@@ -811,8 +827,6 @@ class MainScreen(Screen[None]):
                         out.append(safe(f"  {k2:<26}{_impact_value(k2, v2)}\n"))
         else:
             out.append("the report carries no impact section\n", style="dim")
-        if self.model_error:
-            out.append(f"\n{self.model_error}\n", style="yellow")
         self.query_one("#impact-summary", Panel).update(out)
 
     def _fill_whatif(self) -> None:

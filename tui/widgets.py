@@ -76,6 +76,7 @@ class ReportTable(DataTable):
     """
 
     BINDINGS = [
+        Binding("enter", "select_cursor", "Open"),
         Binding("j", "cursor_down", "Down", show=False),
         Binding("k", "cursor_up", "Up", show=False),
         Binding("g", "scroll_top", "Top", show=False),
@@ -165,6 +166,10 @@ def evidence_text(evidence: Iterable[Any]) -> Text:
             raw = d.pop("raw", None)
             if raw:
                 out.append(safe(f"  raw: {', '.join(map(str, raw))}", "dim"))
+            if d.pop("at_least", False):
+                out.append("  (at least: the counter saturated)", style="yellow")
+            if d.pop("reset", False):
+                out.append("  (counter was reset)", style="yellow")
         elif kind == "event":
             for name in ("first", "last"):
                 if name in d:
