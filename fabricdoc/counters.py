@@ -112,11 +112,13 @@ COUNTERS: dict[str, CounterDef] = {
     "tx_dropped": CounterDef("xmit_discards", "congestion"),
     "rx_crc_errors": CounterDef("rcv_errors", "error"),
     "carrier_changes": CounterDef("carrier_changes", "event"),
+    "carrier_down_count": CounterDef("link_downed", "event"),  # netlink IFLA_CARRIER_DOWN_COUNT
     "qdisc_drops": CounterDef("qdisc_drops", "congestion"),
     "qdisc_overlimits": CounterDef("qdisc_overlimits", "congestion"),
     "qdisc_backlog_bytes": CounterDef("qdisc_backlog_bytes", "gauge"),
     "qdisc_marked": CounterDef("ecn_marked", "congestion"),
     "ce_received": CounterDef("ce_received", "congestion"),
+    "InCEPkts": CounterDef("ce_received", "congestion"),  # /proc/net/netstat IpExt, per namespace
 }
 
 # Per-priority mlx5 names: summed over priorities under one canonical name.
