@@ -1,0 +1,51 @@
+"""Speed of the AllReduce what-if: ms per ``ImpactModel.what_if`` call after the one-time setup.
+
+Usage: python benchmarks/bench_impact.py [HOSTS ...]   (default: 1024 8192)
+Rail-optimized fabrics with 8 rails, 32 hosts per scalable unit, 8 spines; one
+leaf-spine link at half capacity; each what-if drains one or two hosts.
+Prints setup seconds and milliseconds per call (ring, and ring+tree).
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+import time
+
+from fabricdoc.generators import rail_optimized
+from fabricdoc.impact import ImpactModel
+from fabricdoc.model import Evidence, Finding
+
+
+def bench(hosts: int, calls: int = 20) -> None:
+    t0 = time.perf_counter()
+    fabric = rail_optimized(units=hosts // 32, hosts_per_unit=32, rails=8, spines=8)
+    t1 = time.perf_counter()
+    finding = Finding("F001", "link", "half", "degraded_bandwidth", "error", 0.9,
+                      [Evidence("pairs", {"median_ratio": 0.5})],
+                      [("leaf-su01-r1", 33), ("spine01", 1)], ["leaf-su01-r1", "spine01"])
+    model = ImpactModel(fabric, [finding])
+    t2 = time.perf_counter()
+    rng = random.Random(1)
+    names = model.job_hosts
+    drains = [rng.sample(names, rng.choice((1, 2))) for _ in range(calls)]
+    model.what_if(drains[0])  # first call warms the nominal figure
+    t3 = time.perf_counter()
+    for d in drains:
+        model.what_if(d)
+    ring_ms = (time.perf_counter() - t3) / calls * 1000
+    t4 = time.perf_counter()
+    for d in drains[:5]:
+        model.what_if(d, ("ring", "tree"))
+    both_ms = (time.perf_counter() - t4) / 5 * 1000
+    print(
+        f"{hosts:>6} hosts x 8 rails: generate {t1 - t0:.2f} s, setup {t2 - t1:.2f} s, "
+        f"what_if ring {ring_ms:.1f} ms/call, ring+tree {both_ms:.0f} ms/call "
+        f"(busbw now {model.busbw():.0f} of {model.busbw(state='nominal'):.0f} Gb/s)"
+    )
+
+
+if __name__ == "__main__":
+    sizes = [int(a) for a in sys.argv[1:]] or [1024, 8192]
+    for n in sizes:
+        bench(n)
