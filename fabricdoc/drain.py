@@ -21,9 +21,10 @@ def host_name(fabric: Fabric, node_id: str) -> str:
 def drain_list(fabric: Fabric, findings: list[Finding]):
     """Hosts to drain, one entry each, with the findings that put them there.
 
-    A host is drained when a finding names it (its NIC, its GPU, the host) or
-    when every cabled port it has leads through a dead or failed component,
-    so it cannot reach the fabric at all.
+    A host is drained when an error or critical finding names it (its NIC, its
+    GPU, the host, its own cable) or when its cable leads into a dead switch.
+    Faults deeper in the fabric do not drain hosts: routing or the network
+    team fixes those, and the impact section says what they cost.
     """
     from fabricdoc.report import DrainEntry
 
@@ -36,9 +37,12 @@ def drain_list(fabric: Fabric, findings: list[Finding]):
                 node = fabric.nodes.get(nid)
                 if node is not None and node.kind == "host":
                     reasons.setdefault(host_name(fabric, nid), []).append((f.id, f"{f.kind} {f.fault}"))
-        cut_hosts = _hosts_cut_off(fabric, f)
-        for host in cut_hosts:
+        cut_hosts = set(_hosts_cut_off(fabric, f))
+        for host in sorted(cut_hosts):
             reasons.setdefault(host, []).append((f.id, f"behind {f.kind} {f.name} ({f.fault})"))
+        for host in _hosts_on_cable(fabric, f):
+            if host not in cut_hosts:
+                reasons.setdefault(host, []).append((f.id, f"its cable {f.name} ({f.fault})"))
     out = []
     for host in sorted(reasons):
         ids = sorted({fid for fid, _ in reasons[host]})
@@ -65,3 +69,12 @@ def _hosts_cut_off(fabric: Fabric, f: Finding) -> list[str]:
             {host_name(fabric, nid) for nid in f.node_ids if nid in fabric.nodes and fabric.nodes[nid].kind == "host"}
         )
     return []
+
+
+def _hosts_on_cable(fabric: Fabric, f: Finding) -> list[str]:
+    """Hosts at either end of a failing link (a host's own cable or NIC port)."""
+    if f.kind != "link":
+        return []
+    return sorted(
+        {host_name(fabric, nid) for nid in f.node_ids if nid in fabric.nodes and fabric.nodes[nid].kind == "host"}
+    )

@@ -1,0 +1,61 @@
+"""`fabricdoc sweep`: probe the fabric, test bandwidth, localize faults, report."""
+
+from __future__ import annotations
+
+import argparse
+
+FABRIC_HELP = """which fabric to sweep:
+  demo            the bundled demo fabric, simulated with faults (nothing to install)
+  sim:PATH        simulate a fabric file (YAML; see topologies/) with its faults
+  PATH            same as sim:PATH
+  ibsim:NETFILE   start ibsim + OpenSM on an ibnetdiscover-format net file and sweep it
+                  with the real infiniband-diags tools
+  ib              sweep the InfiniBand fabric this host is attached to (infiniband-diags)"""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "sweep",
+        help="sweep a fabric: counters, bandwidth tests, localization, verdict",
+        description="Probe every node, run planned pairwise bandwidth rounds, re-test suspects, "
+        "name the faulty links, switches and NICs, predict the AllReduce cost, and say which "
+        "hosts to drain.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=FABRIC_HELP + "\n\nexit codes: 0 healthy, 1 faults found, 2 could not run",
+    )
+    p.add_argument("--fabric", default="demo", metavar="SPEC", help="fabric to sweep (default: demo; see below)")
+    p.add_argument("--faults", metavar="FILE", help="fault file for a simulated fabric (replaces the file's own faults)")
+    p.add_argument("--seed", type=int, default=0, help="simulator seed (default 0): same seed, same report")
+    p.add_argument("--interval", type=float, default=10.0, metavar="S",
+                   help="seconds between the two counter samples (default 10)")
+    p.add_argument("--baseline", metavar="FILE", help="compare counters with a sample saved by --save-sample instead of waiting")
+    p.add_argument("--save-sample", metavar="FILE", help="save this sweep's counter sample for a later --baseline (InfiniBand)")
+    p.add_argument("--topology", metavar="FILE", help="expected fabric (an earlier ibnetdiscover output): links missing now are reported down")
+    p.add_argument("--rules", metavar="FILE", help="TOML threshold rules overriding the defaults ([[rule]] counter/op/value/fault/severity)")
+    p.add_argument("--no-retest", action="store_true", help="skip the targeted re-test round around suspects")
+    p.add_argument("--job-hosts", metavar="FILE", help="hosts of the planned job (one per line) for the impact numbers")
+    p.add_argument("--hours", type=float, default=24.0, help="planned job length for the job-cost numbers (default 24)")
+    p.add_argument("--checkpoint-minutes", type=float, metavar="C", help="time to write one checkpoint")
+    p.add_argument("--timeout", type=float, default=60.0, metavar="S", help="timeout for each tool run (default 60)")
+    p.add_argument("--history", metavar="DB", help="append this sweep to a history store (SQLite)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the JSON report here (atomically)")
+    p.add_argument("--json", action="store_true", help="print the JSON report instead of the summary")
+    p.add_argument("--no-topology", action="store_true", help="leave the topology out of the JSON report")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from fabricdoc.commands._common import emit_report, progress_bar, read_host_list
+    from fabricdoc.sweep import SweepConfig, run_sweep
+
+    cfg = SweepConfig(
+        fabric=args.fabric, faults=args.faults, seed=args.seed, interval_s=args.interval, rules=args.rules,
+        retest=not args.no_retest, baseline=args.baseline, topology=args.topology, save_sample=args.save_sample,
+        include_topology=not args.no_topology,
+        job_hosts=read_host_list(args.job_hosts) if args.job_hosts else None,
+        hours=args.hours, checkpoint_minutes=args.checkpoint_minutes, timeout_s=args.timeout, history=args.history,
+    )
+    with progress_bar(not args.quiet and not args.json) as progress:
+        report = run_sweep(cfg, progress)
+    return emit_report(report, args)

@@ -1,0 +1,160 @@
+"""The sweep: collect (simulator or real probes), plan and run bandwidth rounds, re-test
+suspects, localize, add impact, and build the report. The CLI and the TUI both call
+:func:`run_sweep`; neither touches a probe directly.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fabricdoc import counters as ctr
+from fabricdoc.errors import ConfigError
+from fabricdoc.localize import Options, localize
+from fabricdoc.model import Finding, LinkKey, Observations, PortRef
+from fabricdoc.report import Report
+from fabricdoc.topology import Fabric
+
+# progress(stage, done, total): stage is a short word ("plan", "bandwidth", "counters"...).
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class SweepConfig:
+    """Everything a sweep needs to know; the CLI fills it from its flags."""
+
+    fabric: str = "demo"
+    faults: str | None = None
+    seed: int = 0
+    interval_s: float = 10.0
+    rules: str | None = None
+    retest: bool = True
+    baseline: str | None = None
+    topology: str | None = None
+    save_sample: str | None = None
+    journal: str | None = None
+    resume: bool = False
+    include_topology: bool = True
+    job_hosts: list[str] | None = None
+    hours: float = 24.0
+    checkpoint_minutes: float | None = None
+    timeout_s: float = 60.0
+    history: str | None = None
+    extra: dict = field(default_factory=dict)
+
+
+def _noop(stage: str, done: int, total: int) -> None:
+    return None
+
+
+def run_sweep(cfg: SweepConfig, progress: Progress | None = None) -> Report:
+    """Run one sweep as configured and return its report (not yet written anywhere)."""
+    progress = progress or _noop
+    started = time.monotonic()
+    options = Options(rules=ctr.load_rules(cfg.rules)) if cfg.rules else Options()
+    if cfg.fabric == "ib" or cfg.fabric.startswith("ibsim:"):
+        fabric, obs, rounds = _ib(cfg, progress)
+        findings = localize(fabric, obs, options)
+    else:
+        fabric, obs, rounds, findings = _simulated(cfg, progress, options)
+    progress("impact", 0, 1)
+    report = Report.build(
+        fabric, findings, obs, duration_s=round(time.monotonic() - started, 3), rounds=rounds,
+        include_topology=cfg.include_topology,
+    )
+    report.impact = _impact(fabric, findings, report, cfg)
+    progress("impact", 1, 1)
+    if cfg.history:
+        from fabricdoc import history
+
+        history.append(cfg.history, report, counters=obs.after)
+    return report
+
+
+def _impact(fabric: Fabric, findings: list[Finding], report: Report, cfg: SweepConfig) -> dict | None:
+    from fabricdoc.impact import impact_section
+
+    return impact_section(
+        fabric, findings, [d.node for d in report.drain], job_hosts=cfg.job_hosts, hours=cfg.hours,
+        checkpoint_minutes=cfg.checkpoint_minutes,
+    )
+
+
+# -- simulated fabrics ----------------------------------------------------------
+
+def _simulated(cfg: SweepConfig, progress: Progress, options: Options):
+    from fabricdoc.fabricfile import faults_from_yaml, load_fabric
+    from fabricdoc.plan import plan_sweep, retest_plan
+    from fabricdoc.sim import Simulator
+
+    progress("load", 0, 1)
+    fabric, faults = load_fabric(cfg.fabric)
+    if cfg.faults:
+        faults = faults_from_yaml(cfg.faults, fabric)
+    if not fabric.hosts():
+        raise ConfigError(f"{cfg.fabric}: the fabric has no hosts to test")
+    progress("load", 1, 1)
+    sim = Simulator(fabric, faults, seed=cfg.seed, interval_s=cfg.interval_s)
+    observed = sim.truth  # what discovery shows: trained widths, down links
+    progress("plan", 0, 1)
+    plan = plan_sweep(observed)
+    progress("plan", 1, 1)
+    pairs = sim.bandwidth(plan.rounds, progress=lambda d, t: progress("bandwidth", d, t))
+    before, after = sim.counters()
+    progress("counters", 1, 1)
+    obs = Observations(
+        before=before, after=after, states=sim.port_states(), events=sim.events(), pairs=pairs,
+        interval_s=cfg.interval_s,
+    )
+    findings = localize(observed, obs, options)
+    rounds = len(plan.rounds)
+    suspects = _suspects(observed, findings)
+    if cfg.retest and suspects:
+        again = retest_plan(observed, suspects)
+        extra = sim.bandwidth(again.rounds, first_round=rounds,
+                              progress=lambda d, t: progress("retest", d, t))
+        obs.pairs.extend(extra)
+        rounds += len(again.rounds)
+        findings = localize(observed, obs, options)
+    return observed, obs, rounds, findings
+
+
+def _suspects(fabric: Fabric, findings: list[Finding]) -> list[LinkKey]:
+    """Links blamed from bandwidth alone: the ones worth a targeted second look."""
+    out = []
+    for f in findings:
+        if f.kind in ("link", "nic") and f.fault in ("degraded_bandwidth", "hung") and len(f.node_ids) == 2:
+            a = PortRef(f.node_ids[0], f.endpoints[0][1])  # type: ignore[index]
+            link = fabric.link_at(a)
+            if link is not None:
+                out.append(link.key)
+    return out
+
+
+# -- InfiniBand -------------------------------------------------------------------
+
+def _ib(cfg: SweepConfig, progress: Progress):
+    from contextlib import nullcontext
+
+    from fabricdoc import ibsource
+    from fabricdoc.probes.ibdiags import IbRunner
+    from fabricdoc.probes.ibsim import IbSim
+
+    netfile = cfg.fabric[len("ibsim:"):] if cfg.fabric.startswith("ibsim:") else None
+    if netfile is not None and not Path(netfile).is_file():
+        raise ConfigError(f"{netfile}: no such ibsim net file")
+    context = IbSim(netfile) if netfile else nullcontext()
+    with context as sim:
+        runner = IbRunner.for_sim(sim, timeout_s=cfg.timeout_s) if sim else IbRunner(timeout_s=cfg.timeout_s)
+        if cfg.topology:
+            from fabricdoc.ibfabric import load_ibnetdiscover_file
+
+            fabric = load_ibnetdiscover_file(cfg.topology)
+        else:
+            fabric = ibsource.discover(runner, progress=progress)
+        obs = ibsource.collect(runner, fabric, interval_s=cfg.interval_s, baseline=cfg.baseline, progress=progress)
+        if cfg.save_sample:
+            ibsource.save_sample(obs, cfg.save_sample)
+    return fabric, obs, 0
