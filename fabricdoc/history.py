@@ -35,7 +35,7 @@ CREATE TABLE IF NOT EXISTS sweeps (
     UNIQUE (fabric, generated_at));
 CREATE TABLE IF NOT EXISTS counters (
     sweep_id INTEGER NOT NULL REFERENCES sweeps(id), node TEXT NOT NULL, port INTEGER NOT NULL,
-    ifname TEXT, guid TEXT, peer TEXT, timestamp REAL NOT NULL, name TEXT NOT NULL, value INTEGER,
+    ifname TEXT, label TEXT, guid TEXT, peer TEXT, timestamp REAL NOT NULL, name TEXT NOT NULL, value INTEGER,
     width_bits INTEGER, source TEXT);
 CREATE INDEX IF NOT EXISTS counters_port ON counters (node, port, timestamp);
 CREATE TABLE IF NOT EXISTS events (
@@ -122,7 +122,7 @@ class History:
         ).fetchone()
         if found:
             return int(found[0])
-        guids, peers = _port_facts(report)
+        labels, guids, peers = _port_facts(report)
         with self.db:
             cur = self.db.execute(
                 "INSERT INTO sweeps (at, generated_at, fabric, source, verdict, hosts, switches, links) VALUES (?,?,?,?,?,?,?,?)",
@@ -131,9 +131,9 @@ class History:
             )
             sid = int(cur.lastrowid)
             self.db.executemany(
-                "INSERT INTO counters VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                "INSERT INTO counters VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 [
-                    (sid, c.node, c.port, c.ifname, guids.get(c.node), peers.get((c.node, c.port)), c.timestamp,
+                    (sid, c.node, c.port, c.ifname, labels.get(c.node, c.node), guids.get(c.node), peers.get((c.node, c.port)), c.timestamp,
                      k, v, c.width_bits.get(k), c.source)
                     for c in counters
                     for k, v in c.values.items()
@@ -158,39 +158,59 @@ class History:
         """One row per sweep, oldest first: id, at (epoch s), generated_at, fabric, verdict, hosts, switches, links."""
         return pd.read_sql_query("SELECT * FROM sweeps ORDER BY at, id", self.db)
 
-    def _samples(self, since: float | None, node: str | None) -> list[tuple[dict[str, Any], PortCounters]]:
-        q = "SELECT node, port, ifname, guid, peer, timestamp, name, value, width_bits, source FROM counters"
-        cond, args = [], []
+    def _samples(
+        self, since: float | None, node: str | None, latest_n: int | None = None
+    ) -> list[tuple[dict[str, Any], PortCounters]]:
+        cols = "node, port, ifname, label, guid, peer, timestamp, name, value, width_bits, source"
+        q = f"SELECT {cols} FROM counters"
+        cond: list[str] = []
+        args: list[Any] = []
+        if latest_n is not None:
+            # Only each port's newest samples, so a scrape does not read months of history.
+            q = (
+                "WITH ts AS (SELECT DISTINCT node, port, ifname, timestamp FROM counters), "
+                "ranked AS (SELECT node, port, ifname, timestamp, ROW_NUMBER() OVER "
+                "(PARTITION BY node, port, ifname ORDER BY timestamp DESC) AS rn FROM ts) "
+                f"SELECT {', '.join('c.' + c.strip() for c in cols.split(','))} FROM counters c JOIN ranked r "
+                "ON c.node = r.node AND c.port = r.port AND c.ifname IS r.ifname AND c.timestamp = r.timestamp"
+            )
+            cond.append("r.rn <= ?")
+            args.append(latest_n)
         if since is not None:
-            cond.append("timestamp >= ?")
+            cond.append("c.timestamp >= ?" if latest_n else "timestamp >= ?")
             args.append(since)
         if node is not None:
-            cond.append("node = ?")
+            cond.append("c.node = ?" if latest_n else "node = ?")
             args.append(node)
         if cond:
             q += " WHERE " + " AND ".join(cond)
-        q += " ORDER BY node, port, ifname, timestamp"
+        q += " ORDER BY 1, 2, 3, 7"
         groups: dict[tuple, dict[str, Any]] = {}
-        for nd, port, ifname, guid, peer, ts, name, value, width, source in self.db.execute(q, args):
-            g = groups.setdefault((nd, port, ifname, ts), {"guid": guid, "peer": peer, "values": {}, "widths": {}, "source": source})
+        for nd, port, ifname, label, guid, peer, ts, name, value, width, source in self.db.execute(q, args):
+            g = groups.setdefault(
+                (nd, port, ifname, ts),
+                {"label": label, "guid": guid, "peer": peer, "values": {}, "widths": {}, "source": source},
+            )
             g["values"][name] = value
             if width:
                 g["widths"][name] = width
         out = []
         for (nd, port, ifname, ts), g in groups.items():
             pc = PortCounters(nd, port, ts, g["values"], source=g["source"] or "history", width_bits=g["widths"], ifname=ifname)
-            out.append(({"guid": g["guid"], "peer": g["peer"]}, pc))
+            out.append(({"label": g["label"], "guid": g["guid"], "peer": g["peer"]}, pc))
         return out
 
-    def counter_rates(self, since: float | None = None, node: str | None = None, counter: str | None = None) -> pd.DataFrame:
+    def counter_rates(
+        self, since: float | None = None, node: str | None = None, counter: str | None = None, *, _latest_n: int | None = None
+    ) -> pd.DataFrame:
         """Canonical counter deltas and rates between consecutive samples of each port.
 
-        Columns: node, port, ifname, guid, peer, counter, t0, t1, interval_s,
+        Columns: node, port, ifname, label, guid, peer, counter, t0, t1, interval_s,
         delta (canonical units), per_second, at_least, reset.
         """
         rows = []
         prev: dict[tuple, PortCounters] = {}
-        for facts, pc in self._samples(since, node):
+        for facts, pc in self._samples(since, node, _latest_n):
             key = (pc.node, pc.port, pc.ifname)
             before = prev.get(key)
             prev[key] = pc
@@ -200,22 +220,20 @@ class History:
                 if counter is not None and d.name != counter:
                     continue
                 rows.append(
-                    {"node": pc.node, "port": pc.port, "ifname": pc.ifname, "guid": facts["guid"], "peer": facts["peer"],
+                    {"node": pc.node, "port": pc.port, "ifname": pc.ifname, "label": facts["label"],
+                     "guid": facts["guid"], "peer": facts["peer"],
                      "counter": d.name, "t0": before.timestamp, "t1": pc.timestamp, "interval_s": d.interval_s,
                      "delta": d.value, "per_second": d.per_second, "at_least": d.at_least, "reset": d.reset}
                 )
-        cols = ["node", "port", "ifname", "guid", "peer", "counter", "t0", "t1", "interval_s", "delta", "per_second", "at_least", "reset"]
+        cols = ["node", "port", "ifname", "label", "guid", "peer", "counter", "t0", "t1", "interval_s", "delta", "per_second", "at_least", "reset"]
         return pd.DataFrame(rows, columns=cols)
 
     def latest_counters(self) -> tuple[list[tuple[dict[str, Any], PortCounters]], pd.DataFrame]:
         """The newest sample of every port (with guid and peer) and each port's latest rates."""
         latest: dict[tuple, tuple[dict[str, Any], PortCounters]] = {}
-        for facts, pc in self._samples(None, None):
+        for facts, pc in self._samples(None, None, latest_n=1):
             latest[(pc.node, pc.port, pc.ifname)] = (facts, pc)
-        rates = self.counter_rates()
-        if not rates.empty:
-            rates = rates.sort_values("t1").groupby(["node", "port", "ifname", "counter"], dropna=False).tail(1)
-        return list(latest.values()), rates
+        return list(latest.values()), self.counter_rates(_latest_n=2)
 
     def flaps_per_week(self, since: float | None = None) -> pd.DataFrame:
         """Link flaps per port per ISO week (``2026-W49``): down events, or LinkDownedCounter deltas where larger.
@@ -328,8 +346,8 @@ def _iso_week(ts: float) -> str:
     return f"{y}-W{w:02d}"
 
 
-def _port_facts(report: Report) -> tuple[dict[str, str], dict[tuple[str, int], str]]:
-    """Node GUIDs and each port's link peer (``label[port]``) from the report's topology."""
+def _port_facts(report: Report) -> tuple[dict[str, str], dict[str, str], dict[tuple[str, int], str]]:
+    """Node labels, GUIDs and each port's link peer (``label[port]``) from the report's topology."""
     topo = report.topology or {}
     labels = {n["id"]: n["label"] for n in topo.get("nodes", [])}
     guids = {n["id"]: n["guid"] for n in topo.get("nodes", []) if n.get("guid")}
@@ -338,4 +356,4 @@ def _port_facts(report: Report) -> tuple[dict[str, str], dict[tuple[str, int], s
         (an, ap), (bn, bp) = lk["a"], lk["b"]
         peers[(an, ap)] = f"{labels.get(bn, bn)}[{bp}]"
         peers[(bn, bp)] = f"{labels.get(an, an)}[{ap}]"
-    return guids, peers
+    return labels, guids, peers
