@@ -60,6 +60,7 @@ class FabricdocApp(App[int]):
         *,
         export_path: str | Path | None = None,
         impact_factory: Callable[[Report], Any] | None = default_impact_factory,
+        history_path: str | Path | None = None,
     ) -> None:
         super().__init__()
         if report is None and sweep is None:
@@ -70,6 +71,7 @@ class FabricdocApp(App[int]):
         self.index: ReportIndex | None = None
         self.export_path = str(export_path) if export_path else None
         self.impact_factory = impact_factory
+        self.history_path = Path(history_path) if history_path else None  # past sweeps, for sparklines
         self.error: str | None = None  # why the app gave up (a report that would not load)
 
     def on_mount(self) -> None:

@@ -265,6 +265,33 @@ def history_series(index: ReportIndex, nid: str, port: int | None = None) -> dic
     return out
 
 
+def store_series(path: Path | None, index: ReportIndex, nid: str, port: int | None = None,
+                 limit: int = 8) -> tuple[dict[str, list[float]], str | None]:
+    """Counter rates of a node (or one port) across past sweeps in the history store.
+
+    Returns the series (per second, oldest first; flat-zero series left out)
+    and a note when the store could not be read. Never creates the store.
+    """
+    if path is None or not Path(path).is_file():
+        return {}, None
+    try:
+        from fabricdoc.history import History
+
+        with History(path) as store:
+            df = store.counter_rates(node=nid)
+    except Exception as exc:  # another module's store: say so, keep the screen
+        return {}, f"history store {path}: {exc}"
+    if port is not None:
+        df = df[df["port"] == port]
+    out: dict[str, list[float]] = {}
+    label = index.label(nid)
+    for (p, counter), g in df.sort_values("t1").groupby(["port", "counter"], sort=True):
+        values = [float(v) for v in g["per_second"]]
+        if any(values):
+            out[f"{label}[{p}] {counter} (per second, {len(values)} sweeps)"] = values
+    return dict(list(out.items())[:limit]), None
+
+
 # -- modal screens -------------------------------------------------------------
 
 HELP = """\
@@ -447,15 +474,22 @@ class DetailScreen(Screen[None]):
         return out
 
     def _history(self) -> dict[str, list[float]]:
+        """Past sweeps from the history store first, then what the report itself carries."""
         ix = self.index
+        store = getattr(self.app, "history_path", None)
+        ends: list[tuple[str, int | None]] = []
         if self.node is not None:
-            return history_series(ix, self.node)
-        if self.link is not None:
-            out: dict[str, list[float]] = {}
-            for nid, port in self.link:
-                out.update(history_series(ix, nid, port))
-            return out
-        return {}
+            ends = [(self.node, None)]
+        elif self.link is not None:
+            ends = list(self.link)
+        out: dict[str, list[float]] = {}
+        for nid, port in ends:
+            series, note = store_series(store, ix, nid, port)
+            out.update(series)
+            if note:
+                self.notify(note, severity="warning", markup=False)
+            out.update(history_series(ix, nid, port))
+        return out
 
 
 # -- the main screen -------------------------------------------------------------
@@ -487,6 +521,7 @@ class MainScreen(Screen[None]):
         self.loaded: set[str] = set()
         self._filter_timer: Timer | None = None
         self.model: Any = None
+        self.live: dict[str, Any] | None = None  # nominal / now / after_drain from the model
         self.model_error: str | None = "loading the impact model…"
         self.what_if_drain: set[str] = {nid for nid, name in index.host_name.items() if name in index.drain_reason}
 
@@ -797,37 +832,29 @@ class MainScreen(Screen[None]):
     # -- impact and what-if --------------------------------------------------------
     @work(thread=True, exclusive=True, group="impact-model")
     def _load_model(self) -> None:
+        model, live, error = None, None, None
         if self.impact_factory is None:
-            model, error = None, "impact model not available"
+            error = "impact model not available"
         else:
             try:
                 model = self.impact_factory(self.index.report)
-                error = None if model is not None else "impact model not available"
+                if model is None:
+                    error = "impact model not available"
+                elif hasattr(model, "busbw"):
+                    drain = sorted(self.index.drain_reason)
+                    live = {"nominal": model.busbw(None, "ring", "nominal"), "now": model.busbw(None, "ring", "now"),
+                            "after_drain": model.what_if(drain).get("busbw_gbps")}
             except Exception as exc:  # a broken model must not take the TUI down
                 model, error = None, f"impact model not available: {exc}"
-        self.app.call_from_thread(self._model_ready, model, error)
+        self.app.call_from_thread(self._model_ready, model, live, error)
 
-    def _model_ready(self, model: Any, error: str | None) -> None:
-        self.model, self.model_error = model, error
+    def _model_ready(self, model: Any, live: dict[str, Any] | None, error: str | None) -> None:
+        self.model, self.live, self.model_error = model, live, error
         self._render_impact()
         self._recompute()
 
     def _render_impact(self) -> None:
-        rep = self.index.report
-        out = Text(end="")
-        out.append("AllReduce bus bandwidth\n", style="bold underline")
-        impact = rep.impact or {}
-        if impact:
-            for key, value in impact.items():
-                out.append(safe(f"{key:<28}"))
-                out.append(safe(_impact_value(key, value)) if not isinstance(value, dict) else safe(""))
-                out.append("\n")
-                if isinstance(value, dict):
-                    for k2, v2 in value.items():
-                        out.append(safe(f"  {k2:<26}{_impact_value(k2, v2)}\n"))
-        else:
-            out.append("the report carries no impact section\n", style="dim")
-        self.query_one("#impact-summary", Panel).update(out)
+        self.query_one("#impact-summary", Panel).update(impact_text(self.index.report, self.live))
 
     def _fill_whatif(self) -> None:
         ix = self.index
@@ -889,13 +916,28 @@ class MainScreen(Screen[None]):
 
     def _show_what_if(self, head: Text, result: Any) -> None:
         out = head.copy()
-        if isinstance(result, dict):
-            for key, value in result.items():
-                if isinstance(value, list | tuple) and len(value) > 8:
-                    value = f"{len(value)} items"
-                out.append(safe(f"{key:<28}{_impact_value(key, value)}\n", "red" if key == "error" else ""))
-        else:
+        if not isinstance(result, dict):
             out.append(safe(str(result)))
+        elif "error" in result:
+            out.append(safe(f"the impact model failed: {result['error']}", "red"))
+        else:
+            bw = result.get("busbw_gbps")
+            live = self.live or {}
+            out.append("predicted ring busbw  ")
+            out.append(fmt_gbps(bw), style="bold")
+            if isinstance(bw, int | float) and live.get("nominal"):
+                out.append(f"   {bw / live['nominal']:.0%} of nominal {fmt_gbps(live['nominal'])}")
+            if isinstance(bw, int | float) and live.get("now") is not None:
+                change = bw - live["now"]
+                out.append(f"   {change:+,.1f} Gb/s vs draining nothing", style="green" if change > 0 else "red" if change < 0 else "dim")
+            out.append("\n")
+            if "hosts" in result:
+                out.append(f"hosts kept            {result['hosts']:,} of {len(self.index.hosts):,}\n")
+            if "throughput_fraction" in result:
+                out.append(f"job throughput        {result['throughput_fraction']:.1%} of the whole job at nominal\n")
+            for key, value in result.items():
+                if key not in ("busbw_gbps", "hosts", "throughput_fraction", "drain", "vs_nominal", "ring_busbw_gbps"):
+                    out.append(safe(f"{key:<22}{_impact_value(key, value)}\n"))
         self.query_one("#whatif-result", Panel).update(out)
 
 
@@ -905,8 +947,57 @@ def _impact_value(key: str, value: Any) -> str:
     if isinstance(value, float) and ("fraction" in key or "ratio" in key or "loss" in key):
         return f"{value:.3f}"
     if isinstance(value, list | tuple):
-        return ", ".join(map(str, value))
+        return ", ".join(map(str, value)) if len(value) <= 8 else f"{len(value)} items"
+    if isinstance(value, dict):
+        return "  ".join(f"{k}={_impact_value(k, v)}" for k, v in value.items() if v is not None)
     return fmt_num(value)
+
+
+def impact_text(report: Report, live: dict[str, Any] | None) -> Text:
+    """The report's impact section (or the model's live figures): busbw nominal / now / after drain."""
+    imp = report.impact or {}
+    out = Text(end="")
+    head = imp.get("allreduce_busbw_gbps") or live
+    alg = imp.get("algorithm", "ring")
+    out.append(f"AllReduce bus bandwidth ({alg}", style="bold")
+    if "job_hosts" in imp:
+        out.append(f", {imp['job_hosts']:,} hosts, {imp.get('rails', '?')} rail(s)", style="bold")
+    out.append(")\n", style="bold")
+    if not head:
+        out.append("the report carries no impact section\n", style="dim")
+        return out
+    nominal = head.get("nominal")
+    for key, name in (("nominal", "nominal"), ("now", "now"), ("after_drain", f"after drain ({len(report.drain)} hosts)")):
+        value = head.get(key)
+        out.append(f"  {name:<24}")
+        out.append(f"{fmt_gbps(value):>14}", style="bold" if key != "nominal" else "")
+        if key != "nominal" and isinstance(value, int | float) and nominal:
+            ratio = value / nominal
+            out.append(f"  {ratio:6.1%} of nominal", style="green" if ratio > 0.97 else "yellow" if ratio > 0.8 else "red")
+        out.append("\n")
+    for alg_name, fig in (imp.get("by_algorithm") or {}).items():
+        if alg_name == alg or not isinstance(fig, dict):
+            continue
+        out.append(f"  {alg_name}: nominal {fmt_gbps(fig.get('nominal'))} · now {fmt_gbps(fig.get('now'))}"
+                   f" · after drain {fmt_gbps(fig.get('after_drain'))}\n", style="dim")
+    bottleneck = ((imp.get("by_algorithm") or {}).get(alg) or {}).get("bottleneck_now")
+    if isinstance(bottleneck, dict) and bottleneck.get("capacity_gbps") is not None:
+        out.append("  bottleneck now: ")
+        out.append(safe(bottleneck.get("direction") or bottleneck.get("reason") or "?"))
+        out.append(f"  {fmt_gbps(bottleneck.get('capacity_gbps'))} over {bottleneck.get('flows')} flows")
+        if bottleneck.get("finding"):
+            out.append(safe(f"  ({bottleneck['finding']} {bottleneck.get('reason') or ''})", "dim"))
+        out.append("\n")
+    alternatives = [w for w in imp.get("what_if") or [] if isinstance(w, dict) and w.get("choice") == "alternative"]
+    for w in alternatives[:3]:
+        out.append("  alternative: drain ")
+        out.append(safe(", ".join(map(str, w.get("drain", []))) or "nothing"))
+        out.append(f" → {fmt_gbps(w.get('busbw_gbps'))}, job throughput {w.get('throughput_fraction', 0):.1%}\n")
+    job = imp.get("job")
+    if isinstance(job, dict):
+        out.append(safe("  job: " + _impact_value("job", {k: v for k, v in job.items() if not isinstance(v, dict | list)}), "dim"))
+        out.append("\n")
+    return out
 
 
 # -- loading and sweeping --------------------------------------------------------------

@@ -48,6 +48,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="where the export key (e) writes the report; default fabricdoc-report-<time>.json here",
     )
     p.add_argument(
+        "--history",
+        metavar="PATH",
+        help="sweep history store for counter sparklines (default $FABRICDOC_HISTORY or "
+        "~/.local/share/fabricdoc/history.sqlite; read only, never created)",
+    )
+    p.add_argument(
         "--sweep",
         nargs=argparse.REMAINDER,
         metavar="SWEEP-ARGS",
@@ -68,7 +74,12 @@ def run(args: argparse.Namespace) -> int:
 
     from fabricdoc.tui.app import FabricdocApp
 
-    app = FabricdocApp(args.report, sweep=sweep, export_path=args.export)
+    history = args.history
+    if history is None:
+        from fabricdoc.history import default_path
+
+        history = default_path()
+    app = FabricdocApp(args.report, sweep=sweep, export_path=args.export, history_path=history)
     app.run()
     if app.error:
         raise FabricdocError(app.error)

@@ -9,7 +9,7 @@ from fabricdoc.tui.app import FabricdocApp
 from fabricdoc.tui.screens import DetailScreen, ExportScreen, HelpScreen, MainScreen, SweepScreen
 from fabricdoc.tui.widgets import ReportTable
 from textual.widgets import Sparkline, Tree
-from tui_helpers import CLICK_LABEL, MARKUP_LABEL, FakeImpact, screen_text, wait_for, wait_main
+from tui_helpers import CLICK_LABEL, MARKUP_LABEL, screen_text, wait_for, wait_main
 
 from fabricdoc.errors import FabricdocError
 from fabricdoc.report import Report
@@ -200,31 +200,27 @@ async def test_impact_without_a_model_says_not_available(report, monkeypatch):
 
 
 async def test_d_toggles_drain_in_the_what_if_and_the_prediction_follows(report):
-    models: list[FakeImpact] = []
-
-    def factory(rep):
-        models.append(FakeImpact(rep))
-        return models[-1]
-
-    app = FabricdocApp(report, impact_factory=factory)
+    app = FabricdocApp(report)  # the real fabricdoc.impact model
     async with app.run_test(size=SIZE) as pilot:
         screen = await wait_main(pilot)
         await pilot.press("5")
-        await wait_for(pilot, lambda: "busbw_gbps" in screen_text(app), what="the first prediction")
+        await wait_for(pilot, lambda: "predicted ring busbw" in screen_text(app), what="the first prediction")
         text = screen_text(app)
-        assert "what-if: drain 1 host" in text and "179.0 Gb/s" in text  # the report's drain list
+        # nominal / now / after the report's drain (the cut-off [@click=quit] host)
+        assert "nominal" in text and "200.0 Gb/s" in text
+        assert "what-if: drain 1 host" in text and "predicted ring busbw  168.0 Gb/s" in text
+        assert "hosts kept            15 of 16" in text
         table = screen.query_one("#whatif-table", ReportTable)
-        await pilot.press("j", "d")  # the [red]x[/red] host
-        await wait_for(pilot, lambda: "178.0 Gb/s" in screen_text(app), what="the new prediction")
-        assert models[0].calls[-1] == sorted([CLICK_LABEL, MARKUP_LABEL])
+        await pilot.press("j", "d")  # also drain the host with the slow NIC
+        await wait_for(pilot, lambda: "predicted ring busbw  400.0 Gb/s" in screen_text(app), what="the new prediction")
         assert table.get_row_at(1)[0].plain == "[x] drain"
+        assert {screen.index.host_name[h] for h in screen.what_if_drain} == {CLICK_LABEL, MARKUP_LABEL}
         await pilot.press("d")
-        await wait_for(pilot, lambda: "179.0 Gb/s" in screen_text(app), what="the undrain")
-        await pilot.press("k", "d")
-        await wait_for(pilot, lambda: "180.0 Gb/s" in screen_text(app), what="no drain")
-        assert models[0].calls[-1] == []
+        await wait_for(pilot, lambda: "predicted ring busbw  168.0 Gb/s" in screen_text(app), what="the undrain")
+        await pilot.press("k", "d")  # keep the cut-off host: the ring cannot run
+        await wait_for(pilot, lambda: "predicted ring busbw  0.0 Gb/s" in screen_text(app), what="no drain")
         await pilot.press("r")
-        await wait_for(pilot, lambda: models[0].calls[-1] == [CLICK_LABEL], what="the reset")
+        await wait_for(pilot, lambda: "predicted ring busbw  168.0 Gb/s" in screen_text(app), what="the reset")
 
 
 async def test_a_failing_impact_model_is_shown_not_fatal(report):

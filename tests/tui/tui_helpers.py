@@ -103,14 +103,3 @@ async def wait_main(pilot):
     await pilot.pause()
     return pilot.app.screen
 
-
-class FakeImpact:
-    """Stand-in for fabricdoc.impact.ImpactModel (not written yet): busbw falls 1 Gb/s per drained host."""
-
-    def __init__(self, report) -> None:
-        self.hosts = report.fabric["hosts"]
-        self.calls: list[list[str]] = []
-
-    def what_if(self, drain_hosts):
-        self.calls.append(list(drain_hosts))
-        return {"hosts_left": self.hosts - len(drain_hosts), "busbw_gbps": 180.0 - len(drain_hosts)}
