@@ -220,7 +220,7 @@ def parse_link_events(
     means k down/up pairs were coalesced by the kernel: they are added at that
     message's time with source ``netlink-inferred``. RTM_DELLINK is a down.
     """
-    last: dict[int, tuple[bool, int | None]] = {}
+    last: dict[int, tuple[bool, int | None, float]] = {}
     events: list[LinkEvent] = []
     for f in sorted(facts, key=lambda x: x.get("time", 0.0)):
         if (f.get("flags") or 0) & IFF_LOOPBACK:
@@ -234,26 +234,24 @@ def parse_link_events(
         ts = float(f.get("time", 0.0))
         ifname = f.get("ifname")
         prev = last.get(index)
-        last[index] = (up, changes if changes is not None else (prev[1] if prev else None))
+        last[index] = (up, changes if changes is not None else (prev[1] if prev else None), ts)
         if prev is None:
             continue
-        prev_up, prev_changes = prev
+        prev_up, prev_changes, prev_ts = prev
         seen = 0 if up == prev_up else 1
         missed = 0
         if changes is not None and prev_changes is not None and changes > prev_changes:
-            missed = max(0, changes - prev_changes - seen)
-        if up == prev_up:
-            for _ in range(missed // 2):
-                first, second = ("down", "up") if up else ("up", "down")
-                events.append(LinkEvent(node, port, ts, first, "netlink-inferred", ifname))
-                events.append(LinkEvent(node, port, ts, second, "netlink-inferred", ifname))
-            continue
-        if missed >= 2:
-            for _ in range(missed // 2):
-                first, second = ("up", "down") if up else ("down", "up")
-                events.append(LinkEvent(node, port, ts, first, "netlink-inferred", ifname))
-                events.append(LinkEvent(node, port, ts, second, "netlink-inferred", ifname))
-        events.append(LinkEvent(node, port, ts, "up" if up else "down", "netlink", ifname))
+            missed = max(0, changes - prev_changes - seen) // 2
+        if missed:
+            # The coalesced pairs happened between the two messages: spread them evenly there.
+            # Before an up (or a repeated down) the missed pairs are up-then-down, else down-then-up.
+            pair = ("up", "down") if not prev_up else ("down", "up")
+            step = (ts - prev_ts) / (2 * missed + 1)
+            for j in range(2 * missed):
+                events.append(LinkEvent(node, port, prev_ts + (j + 1) * step, pair[j % 2],
+                                        "netlink-inferred", ifname))
+        if up != prev_up:
+            events.append(LinkEvent(node, port, ts, "up" if up else "down", "netlink", ifname))
     return events
 
 

@@ -206,6 +206,39 @@ def _gpu_values(nvml: Any, guard: _Guard, handle: Any, sysfs_root: str | Path | 
     return v
 
 
+HW_THROTTLES = ("hw_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown")
+
+
+def gpu_problems(v: dict[str, Any]) -> list[str]:
+    """The facts in ``v`` that mean a GPU fault, one short line each (``values["problems"]``).
+
+    Xid critical errors, uncorrected ECC since boot, a failed or pending row remap
+    or page retirement, a down NVLink or NVLink CRC/recovery errors, and
+    hardware (not software-policy) throttling.
+    """
+    out: list[str] = []
+    for e in v.get("xid_events") or []:
+        out.append(f"xid {e['xid']}")
+    if v.get("ecc_volatile_uncorrected"):
+        out.append(f"uncorrected ECC errors since boot: {v['ecc_volatile_uncorrected']}")
+    if v.get("remapped_rows_failure"):
+        out.append("row remapping failed")
+    if v.get("remapped_rows_pending"):
+        out.append("row remap pending (reset the GPU)")
+    if v.get("retired_pages_pending"):
+        out.append("page retirement pending (reset the GPU)")
+    for link, st in (v.get("nvlink") or {}).items():
+        if st.get("state") == "down":
+            out.append(f"nvlink {link} down")
+        bad = {k: st[k] for k in ("recovery", "crc_flit", "crc_data", "ecc_data") if st.get(k)}
+        if bad:
+            out.append(f"nvlink {link} errors: " + ", ".join(f"{k} {n}" for k, n in bad.items()))
+    for reason in v.get("throttle_reasons") or []:
+        if reason in HW_THROTTLES:
+            out.append(f"throttled: {reason}")
+    return out
+
+
 def _nvlinks(nvml: Any, guard: _Guard, handle: Any) -> dict[str, dict[str, Any]] | None:
     """Per NVLink (keys are link numbers as text): state and the DL error counters."""
     links: dict[str, dict[str, Any]] = {}
@@ -314,6 +347,7 @@ def collect_gpus(host: str, nvml: Any = None, xid_wait_s: float = 0.0,
                     guard.errors["xid_events"] = xid_error
             v["unsupported"] = guard.unsupported
             v["errors"] = guard.errors
+            v["problems"] = gpu_problems(v)
             status = "error" if guard.errors else "ok"
             error = "; ".join(f"{k}: {e}" for k, e in guard.errors.items()) or None
             gpus.append(GpuHealth(host, index, uuid, status, v, error))

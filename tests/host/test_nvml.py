@@ -100,3 +100,14 @@ def test_gpu_to_nic_affinity_from_a_sysfs_tree(tmp_path):
     fake.gpus[0]["busId"] = "00000000:18:00.0"
     g0 = nvml.collect_gpus("node1", fake, sysfs_root=tmp_path)[0]
     assert g0.values["nic_affinity"] == {"mlx5_0": "PIX", "mlx5_1": "SYS"}
+
+
+def test_faults_are_listed_as_problems_for_localization():
+    g0, g1 = nvml.collect_gpus("node1", FakeNvml(), xid_wait_s=0.5, sysfs_root=None)
+    assert g0.values["problems"] == [
+        "xid 79",
+        "nvlink 1 down",
+        "nvlink 1 errors: recovery 2, crc_flit 88",
+        "throttled: hw_thermal_slowdown",
+    ]
+    assert g1.values["problems"] == []
