@@ -88,11 +88,30 @@ def _topology(runner: IbRunner) -> IbTopology:
     return ibdiags.parse_ibnetdiscover(run.stdout, source="ibnetdiscover")
 
 
-def _linkinfo(runner: IbRunner, topo: IbTopology) -> list[PortState]:
-    run = runner.iblinkinfo()
-    return ibdiags.parse_iblinkinfo(
-        run.stdout, source="iblinkinfo", port_guid_to_node=topo.port_guids(), lid_to_port=topo.lids()
-    )
+def _linkinfo(runner: IbRunner, topo: IbTopology, log: _Log) -> list[PortState]:
+    """iblinkinfo's states; an output that covers fewer nodes than ibnetdiscover saw is
+    recorded as an error (cut short at a line boundary) and what it did give is kept."""
+
+    def read() -> list[PortState]:
+        run = runner.iblinkinfo()
+        return ibdiags.parse_iblinkinfo(
+            run.stdout, source="iblinkinfo", port_guid_to_node=topo.port_guids(), lid_to_port=topo.lids()
+        )
+
+    states = log.call("iblinkinfo", "fabric", read)
+    if states is None:
+        return []
+    seen = {s.node for s in states}
+    missing = [n for n in topo.nodes if n.guid not in seen]
+    if topo.nodes and missing:
+        first = missing[0].description or missing[0].guid
+        log.runs[-1] = replace(
+            log.runs[-1],
+            status="error",
+            error=f"iblinkinfo: output ends early: lists {len(seen)} of {len(topo.nodes)} nodes "
+            f"(no {first!r})",
+        )
+    return states
 
 
 def _lfts(runner: IbRunner, topo: IbTopology, log: _Log) -> dict[str, dict[int, int]] | None:
@@ -135,7 +154,7 @@ def discover(runner: IbRunner, *, progress: Progress | None = None, with_routes:
         )
         raise
     log.runs.append(ProbeRun("ibnetdiscover", "fabric", "ok", time.monotonic() - start))
-    states = log.call("iblinkinfo", "fabric", lambda: _linkinfo(runner, topo)) or []
+    states = _linkinfo(runner, topo, log)
     lfts = _lfts(runner, topo, log) if with_routes else None
     fabric = ibfabric.fabric_from_ib(
         topo,
@@ -249,8 +268,7 @@ def collect(
     t0 = time.monotonic()
     topo = log.call("ibnetdiscover", "fabric", lambda: _topology(runner))
     log.progress("ibnetdiscover", 1, 4)
-    states = log.call("iblinkinfo", "fabric", lambda: _linkinfo(runner, topo or IbTopology(()))) or []
-    states = ibfabric.cap_supported(states)
+    states = ibfabric.cap_supported(_linkinfo(runner, topo or IbTopology(()), log))
     states = _with_expected_maxima(states, fabric)
     states += missing_link_states(fabric, topo)
     log.progress("iblinkinfo", 2, 4)

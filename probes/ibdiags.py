@@ -92,7 +92,9 @@ class IbRunner:
 
     ``ibsim_socket`` (an ``IBSIM_SOCKNAME``) adds the umad2sim preload; ``env``
     and ``cwd`` override the environment and working directory; ``tool_paths``
-    maps a tool name to the executable to run (default: found on ``PATH``).
+    maps a tool name to the executable to run (default: found on ``PATH``);
+    ``tool_timeouts`` overrides ``timeout_s`` per tool (ibnetdiscover on a large
+    fabric needs longer than perfquery on one port).
     """
 
     def __init__(
@@ -103,9 +105,11 @@ class IbRunner:
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
         tool_paths: Mapping[str, str] | None = None,
+        tool_timeouts: Mapping[str, float] | None = None,
         extra_args: Sequence[str] = (),
     ) -> None:
         self.timeout_s = timeout_s
+        self.tool_timeouts = dict(tool_timeouts or {})
         self.tool_paths = dict(tool_paths or {})
         self.extra_args = tuple(extra_args)
         base = dict(os.environ if env is None else env)
@@ -146,7 +150,7 @@ class IbRunner:
     def run(self, tool: str, *args: str, ok_codes: Sequence[int] = (0,), timeout_s: float | None = None) -> ToolRun:
         """Run one tool; ProbeError when it is missing, times out (group killed) or fails."""
         argv = (self.executable(tool), *self.extra_args, *args)
-        limit = self.timeout_s if timeout_s is None else timeout_s
+        limit = timeout_s if timeout_s is not None else self.tool_timeouts.get(tool, self.timeout_s)
         start = time.monotonic()
         try:
             proc = subprocess.Popen(
@@ -679,6 +683,8 @@ def parse_iblinkinfo_lines(text: str, source: str = "iblinkinfo") -> list[IbLink
     node_guid: str | None = None
     desc = ""
     in_node = False
+    ports_here = header_no = 0
+    header = ""
     lines = text.splitlines()
     if text and not text.endswith("\n") and lines:
         raise ParseError(source, len(lines), lines[-1], "output ends in the middle of a line")
@@ -686,13 +692,15 @@ def parse_iblinkinfo_lines(text: str, source: str = "iblinkinfo") -> list[IbLink
         line = raw.strip()
         if not line:
             continue
-        m = _ILI_SWITCH.match(line)
+        m = _ILI_SWITCH.match(line) or _ILI_CA.match(line)
         if m:
-            node_guid, desc, in_node = guid_id(m.group(1)), m.group(2), True
-            continue
-        m = _ILI_CA.match(line)
-        if m:
-            node_guid, desc, in_node = None, m.group(2), True
+            if in_node and ports_here == 0:
+                raise ParseError(source, header_no, header, "node header without port lines")
+            if m.re is _ILI_SWITCH:
+                node_guid, desc = guid_id(m.group(1)), m.group(2)
+            else:
+                node_guid, desc = None, m.group(2)
+            in_node, ports_here, header_no, header = True, 0, no, raw
             continue
         m = _ILI_PORT.match(line)
         if not m or not in_node:
@@ -705,6 +713,7 @@ def parse_iblinkinfo_lines(text: str, source: str = "iblinkinfo") -> list[IbLink
         state = _STATE_NAMES.get(link.group(3))
         if state is None:
             raise ParseError(source, no, raw, f"unknown port state {link.group(3)!r}")
+        ports_here += 1
         hint = remote.group(5)
         cw = re.search(r"Could be\s+(?:(\d+)X)?\s*(?:([\d.]+)\s*Gbps)?", hint)
         out.append(
@@ -727,6 +736,8 @@ def parse_iblinkinfo_lines(text: str, source: str = "iblinkinfo") -> list[IbLink
         )
     if not out:
         raise ParseError(source, 0, "", "no port lines (empty or truncated output)")
+    if in_node and ports_here == 0:
+        raise ParseError(source, header_no, header, "node header without port lines: output ends early")
     return out
 
 
