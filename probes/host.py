@@ -71,11 +71,12 @@ class _Runner:
                                             round(time.monotonic() - t0, 6), error))
 
     def fail_last(self, error: str, status: str = "error") -> None:
-        """Mark the last ProbeRun as failed after the fact (records were still kept)."""
-        last = self.bundle.records.pop()
-        assert isinstance(last, ProbeRun)
-        self.bundle.records.append(ProbeRun(last.probe, last.target, status,  # type: ignore[arg-type]
-                                            last.duration_s, error))
+        """Mark the latest ProbeRun as failed after the fact (its records are still kept)."""
+        recs = self.bundle.records
+        i = max(i for i, r in enumerate(recs) if isinstance(r, ProbeRun))
+        last = recs[i]
+        recs[i] = ProbeRun(last.probe, last.target, status,  # type: ignore[arg-type]
+                           last.duration_s, error)
 
 
 def _only_port(ports: dict[str, int]) -> tuple[int, str | None]:
