@@ -47,8 +47,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--xid-wait", type=float, default=2.0, help="seconds to listen for Xid events")
     args = ap.parse_args(argv)
 
-    from fabricdoc.errors import ProbeError
     from fabricdoc.probes import nvml
+
+    from fabricdoc.errors import ProbeError
     from fabricdoc.records_io import records_from_json, records_to_json
 
     host = socket.gethostname()
