@@ -331,12 +331,15 @@ class History:
 
 
 def append(
+    path: str | Path | None,
     report: Report,
     counters: Iterable[PortCounters] = (),
     events: Iterable[LinkEvent] = (),
-    path: str | Path | None = None,
 ) -> int:
-    """Append one sweep to the history at ``path`` (default :func:`default_path`); returns the sweep id."""
+    """Append one sweep to the history at ``path`` (None: :func:`default_path`); returns the sweep id.
+
+    The sweep calls ``history.append(path, report, counters=obs.after, events=obs.events)``.
+    """
     with History(path) as h:
         return h.append(report, counters, events)
 

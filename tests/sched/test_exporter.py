@@ -67,7 +67,7 @@ def _history(tmp_path):
         t = T0 + timedelta(days=day)
         rep = make_report()
         rep.generated_at = t.isoformat()
-        history.append(rep, counters=[PortCounters("leaf01", 3, t.timestamp(), {"SymbolErrorCounter": sym, "PortXmitData": words})], path=db)
+        history.append(db, rep, counters=[PortCounters("leaf01", 3, t.timestamp(), {"SymbolErrorCounter": sym, "PortXmitData": words})])
     return db
 
 

@@ -34,7 +34,7 @@ def test_rates_over_days_use_counter_semantics_and_keep_guid_and_peer(tmp_path):
     db = tmp_path / "h.sqlite"
     for day, (sym, words) in enumerate([(0, 1000), (100, 3000), (300, 3000)]):
         t = T0 + timedelta(days=day)
-        history.append(report_at(t), counters=[sample(t, sym, words)], path=db)
+        history.append(db, report_at(t), counters=[sample(t, sym, words)])
     with History(db) as h:
         rates = h.counter_rates(counter="symbol_errors")
         assert list(rates["delta"]) == [100, 200]
@@ -50,7 +50,7 @@ def test_saturated_and_reset_registers_are_flagged(tmp_path):
     db = tmp_path / "h.sqlite"
     for day, sym in enumerate([65535, 65535, 12]):
         t = T0 + timedelta(days=day)
-        history.append(report_at(t), counters=[sample(t, sym, 0)], path=db)
+        history.append(db, report_at(t), counters=[sample(t, sym, 0)])
     with History(db) as h:
         r = h.counter_rates(counter="symbol_errors")
     assert list(r["at_least"]) == [True, True]
@@ -60,8 +60,8 @@ def test_saturated_and_reset_registers_are_flagged(tmp_path):
 def test_appending_the_same_report_twice_stores_it_once(tmp_path):
     db = tmp_path / "h.sqlite"
     rep = report_at(T0)
-    first = history.append(rep, counters=[sample(T0, 1, 1)], path=db)
-    assert history.append(rep, counters=[sample(T0, 1, 1)], path=db) == first
+    first = history.append(db, rep, counters=[sample(T0, 1, 1)])
+    assert history.append(db, rep, counters=[sample(T0, 1, 1)]) == first
     with History(db) as h:
         assert len(h.sweeps()) == 1
         assert h.db.execute("SELECT COUNT(*) FROM counters").fetchone()[0] == 4
@@ -71,9 +71,9 @@ def test_flaps_per_week_from_events_and_link_downed_counter(tmp_path):
     db = tmp_path / "h.sqlite"
     t1, t2, t3 = T0, T0 + timedelta(days=1), T0 + timedelta(days=8)  # W49, W49, W50
     events = [LinkEvent("node0001", 1, (t1 + timedelta(hours=h)).timestamp(), s) for h, s in ((1, "down"), (2, "up"), (3, "down"), (4, "up"))]
-    history.append(report_at(t1), counters=[sample(t1, 0, 0, downed=0)], path=db)
-    history.append(report_at(t2), counters=[sample(t2, 0, 0, downed=0)], events=events, path=db)
-    history.append(report_at(t3), counters=[sample(t3, 0, 0, downed=3)], path=db)
+    history.append(db, report_at(t1), counters=[sample(t1, 0, 0, downed=0)])
+    history.append(db, report_at(t2), counters=[sample(t2, 0, 0, downed=0)], events=events)
+    history.append(db, report_at(t3), counters=[sample(t3, 0, 0, downed=3)])
     with History(db) as h:
         flaps = h.flaps_per_week()
     got = {(r.node, r.port, r.week): r.flaps for r in flaps.itertuples()}
@@ -84,7 +84,7 @@ def test_component_failures_count_episodes_and_rates_per_kind(tmp_path):
     db = tmp_path / "h.sqlite"
     pattern = [["node0002"], ["node0002"], [], ["node0002", "node0004"]]
     for day, bad in enumerate(pattern):
-        history.append(report_at(T0 + timedelta(days=day), bad_hosts=bad), path=db)
+        history.append(db, report_at(T0 + timedelta(days=day), bad_hosts=bad))
     with History(db) as h:
         comp = h.component_failures().set_index("component")
         assert comp.loc["nic:node0002", "episodes"] == 2

@@ -102,3 +102,21 @@ def test_scontrol_failure_on_an_unknown_node_is_reported_and_the_rest_still_run(
     out = capsys.readouterr().out
     assert "fdsl-nosuch" in out and "FAILED" in out and "Invalid node name" in out
     assert set(slurm.reasons()) == {"fdsl-node0001"}
+
+
+def test_a_real_demo_sweep_report_drains_its_hosts_in_slurm(slurm, tmp_path, capsys):
+    rep_path = tmp_path / "sweep.json"
+    assert main(["sweep", "--fabric", "demo", "-o", str(rep_path), "--quiet"]) == 1
+    from fabricdoc.report import Report
+
+    drain = Report.load(rep_path).drain
+    assert 1 <= len(drain) <= len(slurm.nodes)
+    # The demo fabric names hosts node00NN; map its drained hosts onto this test's Slurm nodes.
+    mapping = {d.node: slurm.nodes[i] for i, d in enumerate(drain)}
+    mapfile = tmp_path / "map.yaml"
+    mapfile.write_text("names:\n" + "".join(f"  {k}: {v}\n" for k, v in mapping.items()))
+    capsys.readouterr()
+    assert main(["drain", str(rep_path), "--map", str(mapfile), "--slurm-conf", str(slurm.conf), "--apply"]) == 1
+    reasons = slurm.reasons()
+    assert set(reasons) == set(mapping.values())
+    assert all(r.startswith("fabricdoc: ") for r in reasons.values())
