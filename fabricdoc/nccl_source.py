@@ -28,7 +28,7 @@ from pathlib import Path
 
 from fabricdoc.errors import ParseError, TopologyError
 from fabricdoc.model import Observations, PairResult, PortRef, ProbeRun
-from fabricdoc.plan import test_links
+from fabricdoc.plan import tested_links
 from fabricdoc.probes.nccl import NcclRun, parse_nccl_tests
 from fabricdoc.topology import Fabric
 
@@ -108,7 +108,7 @@ def observations_from_nccl_logs(fabric: Fabric, directory: str | Path) -> Observ
                 expected = statistics.median(healthy)
             else:
                 try:
-                    caps = [fabric.links[k].capacity_gbps for k in test_links(fabric, src, dst, True)]
+                    caps = [fabric.links[k].capacity_gbps for k in tested_links(fabric, src, dst, True)]
                     expected = min(caps) if caps else None
                 except TopologyError:
                     expected = None

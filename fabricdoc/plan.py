@@ -45,7 +45,7 @@ DirEdge = tuple[LinkKey, bool]  # (cable, True when traversed from key.a to key.
 _GOLDEN = (math.sqrt(5) - 1) / 2
 
 
-def test_links(fabric: Fabric, src: PortRef, dst: PortRef, bidirectional: bool = False) -> tuple[LinkKey, ...]:
+def tested_links(fabric: Fabric, src: PortRef, dst: PortRef, bidirectional: bool = False) -> tuple[LinkKey, ...]:
     """Cables one test loads: its forward path, plus the reverse path when bidirectional."""
     fwd = fabric.path(src, dst)
     if not bidirectional:
@@ -431,7 +431,7 @@ def verify_plan(fabric: Fabric, plan: Plan) -> list[str]:
                     o = used[e]
                     problems.append(f"round {r}: {src}->{dst} and {o[0]}->{o[1]} share {e[0]}")
                 used[e] = (src, dst)
-            for k in test_links(fabric, src, dst, plan.bidirectional):
+            for k in tested_links(fabric, src, dst, plan.bidirectional):
                 cover[k] += 1
     if plan.purpose == "sweep":
         for k, link in fabric.links.items():

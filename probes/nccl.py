@@ -115,6 +115,7 @@ class NcclRun:
 
 
 def _test_name(source: str) -> str:
+    """The collective from a file name, when the log itself does not name its binary."""
     base = Path(source).name.lower()
     for name in _TESTS:
         if name in base or name.replace("_", "") in base:
@@ -128,7 +129,8 @@ def _columns(body: str) -> list[str]:
 
 def parse_nccl_tests(text: str, source: str = "nccl-tests") -> NcclRun:
     """Parse one nccl-tests log; raise :class:`ParseError` on a bad row or a truncated log."""
-    run = NcclRun(source=source, test=_test_name(source))
+    named = re.search(r"\b(" + "|".join(_TESTS) + r")_perf", text)
+    run = NcclRun(source=source, test=named.group(1) if named else _test_name(source))
     cols: list[str] | None = None
     in_table = False
     ended = False

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from fabricdoc.fabricfile import load_fabric
 from fabricdoc.model import LinkKey, PortRef
-from fabricdoc.plan import test_links
+from fabricdoc.plan import tested_links
 
 HERE = Path(__file__).parent
 SRC = HERE / "real" / "all_reduce_2x1_h200_dranet.log"
@@ -55,7 +55,7 @@ def main() -> None:
         old.unlink()
     hosts = sorted(h.id for h in fabric.hosts())
     for a, b in itertools.combinations(hosts, 2):
-        slow = BAD in test_links(fabric, PortRef(a, 1), PortRef(b, 1), bidirectional=True)
+        slow = BAD in tested_links(fabric, PortRef(a, 1), PortRef(b, 1), bidirectional=True)
         text = scaled(real.replace(w0, a).replace(w1, b), SLOW if slow else 1.0)
         (OUT / f"all_reduce_{a}_{b}.log").write_text(text)
     # Malformed variants.
