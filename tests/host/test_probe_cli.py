@@ -8,12 +8,12 @@ import subprocess
 import sys
 
 import pytest
+from fabricdoc.probes.host import collect_host
 from scapy.all import IP, UDP, Ether, Raw, wrpcap
 from scapy.contrib.roce import BTH
 
 from fabricdoc.cli import main
 from fabricdoc.model import PortCounters, PortState, ProbeRun
-from fabricdoc.probes.host import collect_host
 from fabricdoc.records_io import documents_from_json, records_from_json
 
 from .conftest import DATA
