@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 from fabricdoc.errors import ParseError
 from fabricdoc.model import PairResult, PortRef
-from fabricdoc.plan import Plan, test_links
+from fabricdoc.plan import Plan, tested_links
 from fabricdoc.topology import Fabric
 
 JOURNAL_KIND = "fabricdoc-bandwidth-journal"
@@ -64,7 +64,7 @@ class ProgressEvent:
 
 def expected_gbps(fabric: Fabric, src: PortRef, dst: PortRef, bidirectional: bool = False) -> float | None:
     """The path's bottleneck capacity in Gb/s: what a healthy, uncontended test should reach."""
-    caps = [fabric.links[k].capacity_gbps for k in test_links(fabric, src, dst, bidirectional)]
+    caps = [fabric.links[k].capacity_gbps for k in tested_links(fabric, src, dst, bidirectional)]
     return min(caps) if caps else None
 
 
@@ -115,9 +115,11 @@ class Journal:
         self.path = Path(path)
         self._lock = threading.Lock()
         fresh = not self.path.exists() or self.path.stat().st_size == 0
-        if not fresh and not self.path.read_bytes().endswith(b"\n"):
-            with self.path.open("ab") as f:  # finish a line cut by a kill so the next one parses
-                f.write(b"\n")
+        if not fresh:
+            data = self.path.read_bytes()
+            if not data.endswith(b"\n"):  # a line cut by a kill: not a finished test, drop it
+                with self.path.open("r+b") as f:
+                    f.truncate(data.rfind(b"\n") + 1)
         self._f = self.path.open("a", encoding="utf-8")
         if fresh:
             self._write({"kind": "header", "journal": JOURNAL_KIND, "version": 1, "fabric": fabric_name})
@@ -200,8 +202,12 @@ def _run_round(runner: PairRunner, specs: list[TestSpec], max_parallel: int) -> 
         pending: set[Future[PairResult]] = {pool.submit(runner, s) for s in specs}
         while pending:
             finished, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+            failed = [f for f in finished if f.exception() is not None]
             for fut in finished:
-                yield fut.result()
+                if fut.exception() is None:
+                    yield fut.result()  # journal every finished test before raising
+            if failed:
+                raise failed[0].exception()  # type: ignore[misc]
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
 

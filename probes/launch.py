@@ -83,7 +83,7 @@ def bwtest_argv(spec: PairSpec, rank: int | None, master_addr: str, python: str 
         "--master-addr", master_addr, "--master-port", str(spec.port),
         "--backend", spec.backend, "--test", spec.test,
         "--size-bytes", str(spec.size_bytes), "--iters", str(spec.iters), "--warmup", str(spec.warmup),
-        "--timeout", str(timeout_s),
+        "--timeout", str(timeout_s * 2),  # the launcher's kill, not torch's, decides "hung"
         *spec.extra_args,
     ]  # fmt: skip
     return argv
@@ -301,8 +301,9 @@ def pair_result(spec: PairSpec, raw: RawRun) -> PairResult:
     by_rank = {r.get("rank"): r for r in recs}
     bad = [r for r in recs if r.get("status") != "ok"]
     if bad or raw.status != "ok" or len(by_rank) < 2:
-        why = bad[0].get("error") if bad else (_tail(raw.errors) or f"exit codes {raw.returncodes}")
-        return PairResult(status="error", busbw_gbps=None, error=str(why), **common)
+        why = str(bad[0].get("error") if bad else (_tail(raw.errors) or f"exit codes {raw.returncodes}"))
+        status = "hung" if re.search(r"time[d ]?out|timeout", why, re.I) else "error"
+        return PairResult(status=status, busbw_gbps=None, error=why, **common)
     wrong = sum(int(r.get("wrong") or 0) for r in recs)
     if spec.test == "sendrecv":
         bw = by_rank[0].get("busbw_gbps")  # the sender's clock includes the receiver's ack

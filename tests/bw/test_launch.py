@@ -1,0 +1,111 @@
+"""Launchers: argv lists only, hard timeouts that kill the process group, gloo pair tests on loopback."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from fabricdoc.errors import ProbeError
+from fabricdoc.model import PortRef
+from fabricdoc.probes.launch import (
+    LocalLauncher,
+    MpirunLauncher,
+    PairSpec,
+    Proc,
+    SrunLauncher,
+    run_pair,
+    run_procs,
+    safe_name,
+)
+
+A, B = PortRef("node0001", 1), PortRef("node0002", 1)
+
+
+def test_hung_processes_are_killed_at_the_timeout_with_their_children(tmp_path):
+    marker = tmp_path / "child.pid"
+    started = time.monotonic()
+    raw = run_procs([Proc(["sh", "-c", f"sleep 60 & echo $! > {marker}; wait"]), Proc(["sleep", "60"])], 1.0)
+    assert raw.status == "hung"
+    assert time.monotonic() - started < 10
+    child = int(marker.read_text())
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail("grandchild survived the kill")
+
+
+def test_a_program_that_cannot_start_is_an_error_not_a_traceback():
+    raw = run_procs([Proc(["/nonexistent/fdbw-binary"])], 5)
+    assert raw.status == "error" and "cannot start" in raw.errors[0]
+
+
+def test_srun_and_mpirun_argv_pin_hosts_without_a_shell():
+    spec = PairSpec(A, B, port=29555)
+    steps = SrunLauncher(ifname=lambda p: "ib0").procs(spec, 120)
+    assert [s.argv[0] for s in steps] == ["srun", "srun"]
+    assert "--nodelist=node0001" in steps[0].argv and "--nodelist=node0002" in steps[1].argv
+    assert steps[1].env["MASTER_ADDR"] == "node0001" and steps[0].env["GLOO_SOCKET_IFNAME"] == "ib0"
+    assert steps[1].argv[steps[1].argv.index("--rank") + 1] == "1"
+    (mpi,) = MpirunLauncher().procs(spec, 120)
+    assert mpi.argv[:5] == ["mpirun", "-np", "2", "--host", "node0001:1,node0002:1"]
+    assert "--rank" not in mpi.argv  # ranks come from OMPI_COMM_WORLD_RANK
+    (nccl,) = MpirunLauncher(nccl_binary="/opt/nccl-tests/sendrecv_perf").procs(
+        PairSpec(A, B, program="nccl-tests", size_bytes=1 << 26), 120
+    )
+    assert nccl.argv[-12:] == ["/opt/nccl-tests/sendrecv_perf", "-b", "67108864", "-e", "67108864", "-g", "1",
+                               "-n", "5", "-w", "1", "-c", "1"][-12:]  # fmt: skip
+
+
+def test_untrusted_host_names_are_refused():
+    with pytest.raises(ProbeError):
+        safe_name("--help")
+    with pytest.raises(ProbeError):
+        safe_name("node1;reboot")
+    bad = PairSpec(PortRef("-oProxyCommand=x", 1), B)
+    r = run_pair(MpirunLauncher(), bad, 5)
+    assert r.status == "error" and "refusing" in r.error
+
+
+torch_needed = pytest.mark.gloo
+
+
+@torch_needed
+def test_gloo_sendrecv_on_loopback_measures_bandwidth():
+    pytest.importorskip("torch")
+    r = run_pair(LocalLauncher(), PairSpec(A, B, size_bytes=1 << 20, iters=2, port=29571, expected_gbps=100.0), 120)
+    assert r.status == "ok", r.error
+    assert r.busbw_gbps and r.busbw_gbps > 0 and r.wrong == 0
+    assert r.ratio == pytest.approx(r.busbw_gbps / 100.0)
+
+
+@torch_needed
+def test_gloo_all_reduce_corruption_is_wrong_not_slow():
+    pytest.importorskip("torch")
+    spec = PairSpec(A, B, test="all_reduce", size_bytes=1 << 20, iters=2, port=29572, extra_args=("--inject-wrong", "3"))
+    r = run_pair(LocalLauncher(), spec, 120)
+    assert r.status == "wrong", r.error
+    assert r.wrong == 6  # both ranks check their reduced buffer
+    assert r.busbw_gbps is not None
+
+
+class _PeerDies(LocalLauncher):
+    """Rank 1 never starts: rank 0 blocks in the rendezvous like a collective whose peer died."""
+
+    def procs(self, spec, timeout_s):
+        return super().procs(spec, timeout_s)[:1]
+
+
+@torch_needed
+def test_pair_whose_peer_died_is_killed_and_recorded_hung():
+    pytest.importorskip("torch")
+    started = time.monotonic()
+    r = run_pair(_PeerDies(), PairSpec(A, B, port=29573, round=3), timeout_s=8)
+    assert r.status == "hung" and r.round == 3 and (r.src, r.dst) == (A, B)
+    assert time.monotonic() - started < 20
