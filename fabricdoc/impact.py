@@ -3,7 +3,9 @@
 The model follows NCCL's large-message algorithms over the fabric's own routes:
 
 - **Ring**: ranks are the job's hosts in sorted name order (what a launcher
-  given a sorted host list assigns); rank i sends to rank i+1. On a host with
+  given a sorted host list assigns); rank i sends to rank i+1 as in NCCL
+  (``ring_step=-1``: to rank i-1, as gloo's ring does). Routes are
+  destination-based, so the two directions may cross different cables. On a host with
   several NIC ports (a rail-optimized fabric) each rail runs its own ring over
   port r of every host and the buffer is split evenly over the rails, so the
   slowest rail sets the pace. Every ring edge is a flow along ``Fabric.path``;
@@ -224,8 +226,12 @@ class ImpactModel:
     flows per directed link with numpy.
     """
 
-    def __init__(self, fabric: Fabric, findings: Iterable[Finding] = (), job_hosts: Iterable[str] | None = None) -> None:
+    def __init__(self, fabric: Fabric, findings: Iterable[Finding] = (), job_hosts: Iterable[str] | None = None,
+                 *, ring_step: int = 1) -> None:
+        if ring_step not in (1, -1):
+            raise FabricdocError(f"ring_step must be 1 (NCCL) or -1 (gloo), got {ring_step}")
         self.fabric = fabric
+        self.ring_step = ring_step
         self.findings = list(findings)
         self.keys: list[LinkKey] = list(fabric.links)
         self.index = {k: i for i, k in enumerate(self.keys)}
@@ -341,7 +347,8 @@ class ImpactModel:
         n = len(ranks)
         rails = self._rails(ranks)
         ids = [self._host_port_ids[h] for h in ranks]
-        pairs = [(ids[i][r], ids[(i + 1) % n][r]) for r in range(rails) for i in range(n)]
+        step = self.ring_step
+        pairs = [(ids[i][r], ids[(i + step) % n][r]) for r in range(rails) for i in range(n)]
         return self._flow_ids(state, pairs), [r for r in range(rails) for _ in range(n)]
 
     def _tree_flows(self, ranks: Sequence[str], state: str) -> tuple[list[np.ndarray], list[int]]:
@@ -503,7 +510,7 @@ class ImpactModel:
         for f, arr in enumerate(flows):
             if np.isin(arr, hot).any():
                 i = f % n
-                out += [kept[i], kept[(i + 1) % n]]
+                out += [kept[i], kept[(i + self.ring_step) % n]]
         return [h for h in dict.fromkeys(out + named) if h not in gone]
 
 
