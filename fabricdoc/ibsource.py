@@ -77,7 +77,7 @@ def _one_line(exc: BaseException) -> str:
 
 
 def _tool_time(runner: IbRunner, since: int) -> float:
-    return sum(r.duration_s for r in runner.runs[since:])
+    return ibdiags.busy_time(runner.runs[since:])
 
 
 # -- discovery ---------------------------------------------------------------
@@ -191,8 +191,11 @@ def sample_counters(runner: IbRunner, topo: IbTopology | None, log: _Log, label:
             run.stdout, source="ibqueryerrors --counters", timestamp=time.time(), port_guid_to_node=guids
         )
 
-    err = log.call("ibqueryerrors", label, errors)
-    dat = log.call("ibqueryerrors --counters", label, data)
+    # The two whole-fabric scans are independent: run them side by side.
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        err_f = pool.submit(log.call, "ibqueryerrors", label, errors)
+        dat_f = pool.submit(log.call, "ibqueryerrors --counters", label, data)
+        err, dat = err_f.result(), dat_f.result()
     now = time.time()
     ports: dict[PortRef, dict[str, int | None]] = {}
     widths: dict[PortRef, dict[str, int]] = {}
@@ -212,7 +215,7 @@ def sample_counters(runner: IbRunner, topo: IbTopology | None, log: _Log, label:
             listed[c.ref] = c.values
             stamp.setdefault(c.ref, c.timestamp)
     out: list[PortCounters] = []
-    for ref, values in sorted(ports.items()):
+    for ref, values in sorted(ports.items(), key=lambda kv: (kv[0].node, kv[0].port)):
         if ref.port == 0:
             continue
         vals = dict(values)

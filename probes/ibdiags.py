@@ -14,6 +14,7 @@ early. Node ids are GUIDs as ``0x`` + 16 hex digits, the form ibnetdiscover uses
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -62,6 +63,7 @@ IBQUERYERRORS_ERRORS = (
 )
 
 
+@functools.lru_cache(maxsize=65536)
 def guid_id(text: str) -> str:
     """A GUID in any form the tools print (``S-0002c9...``, ``0x2c9...``, ``2c9...``) as ``0x%016x``."""
     t = text.strip()
@@ -85,6 +87,22 @@ class ToolRun:
     stderr: str
     returncode: int
     duration_s: float
+    started: float = 0.0  # time.monotonic() at start, to merge overlapping runs
+
+
+def busy_time(runs: Sequence[ToolRun]) -> float:
+    """Wall time during which at least one of ``runs`` was running (parallel runs counted once)."""
+    total = 0.0
+    end = float("-inf")
+    for r in sorted(runs, key=lambda r: r.started):
+        start, stop = r.started, r.started + r.duration_s
+        if start > end:
+            total += stop - start
+            end = stop
+        elif stop > end:
+            total += stop - end
+            end = stop
+    return total
 
 
 class IbRunner:
@@ -180,6 +198,7 @@ class IbRunner:
             err.decode("utf-8", errors="replace"),
             proc.returncode,
             duration,
+            start,
         )
         self.runs.append(run)
         if proc.returncode not in ok_codes:
@@ -602,9 +621,17 @@ def parse_ibqueryerrors(
                 at = guids.get(guid_id(m.group(1)))
                 port_node = at.node if at is not None else guid_id(m.group(1))
                 descs.setdefault(port_node, desc)
-            items = _IQE_ITEM.findall(m.group(3))
-            rest = _IQE_ITEM.sub("", m.group(3)).strip()
-            if rest or not items:
+            body = m.group(3)
+            items = _IQE_ITEM.findall(body)
+            stripped = body.strip()
+            # Nothing but whole "[Name == n (...)]" items: one bracket pair per item, nothing outside.
+            if (
+                not items
+                or stripped[:1] != "["
+                or stripped[-1:] != "]"
+                or stripped.count("[") != len(items)
+                or stripped.count("]") != len(items)
+            ):
                 raise ParseError(source, no, raw, "cannot read the counter list")
             if m.group(2) == "ALL":
                 continue
@@ -633,8 +660,8 @@ def parse_ibqueryerrors(
             port=p,
             timestamp=ts,
             values=vals,
-            source=f"ibqueryerrors --{kinds[(n, p)]}" if kinds[(n, p)] == "counters" else "ibqueryerrors",
-            width_bits={k: v for k, v in EXTENDED_WIDTH.items() if k in vals and kinds[(n, p)] == "counters"},
+            source="ibqueryerrors --counters" if kinds[(n, p)] == "counters" else "ibqueryerrors",
+            width_bits={k: 64 for k in vals if k in EXTENDED_WIDTH} if kinds[(n, p)] == "counters" else {},
         )
         for (n, p), vals in sorted(merged.items())
     )
