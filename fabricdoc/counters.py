@@ -191,10 +191,10 @@ def deltas(
     Ports present in only one sample are skipped; counters the device did not
     report (``None``) give no delta, so missing is never read as zero.
     """
-    first = {(c.node, c.port, c.ifname): c for c in before}
+    first = {(c.node, c.port, c.ifname, c.source): c for c in before}
     out: list[CounterDelta] = []
     for cur in after:
-        prev = first.get((cur.node, cur.port, cur.ifname))
+        prev = first.get((cur.node, cur.port, cur.ifname, cur.source))
         if prev is None:
             continue
         interval = max(cur.timestamp - prev.timestamp, 0.0)

@@ -9,7 +9,6 @@ Everything is seeded and reproducible.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -122,8 +121,7 @@ class Simulator:
 
     # -- fabrics -----------------------------------------------------------
     def _truth_fabric(self) -> Fabric:
-        truth = copy.deepcopy(self.fabric)
-        truth._invalidate()
+        truth = self.fabric.copy()
         for f in self.faults:
             if f.kind == "down":
                 truth.links[f.link(truth)].state = "down"

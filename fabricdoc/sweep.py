@@ -69,7 +69,7 @@ def run_sweep(cfg: SweepConfig, progress: Progress | None = None) -> Report:
     if cfg.history:
         from fabricdoc import history
 
-        history.append(cfg.history, report, counters=obs.after)
+        history.append(cfg.history, report, counters=obs.before + obs.after, events=obs.events)
     return report
 
 

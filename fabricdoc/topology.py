@@ -204,17 +204,23 @@ class Fabric:
         """All shortest up/down paths (Ethernet ECMP), at most ``limit`` of them."""
         return self._updown_routes().all_paths(src, dst, limit)
 
-    def with_all_links_up(self) -> Fabric:
-        """A copy whose down links are up again: the routes the fabric had before they failed."""
+    def copy(self) -> Fabric:
+        """A copy whose links can change state or width; nodes and cabling are shared."""
         import copy
 
-        links = {k: copy.copy(v) for k, v in self.links.items()}
-        for link in links.values():
-            link.state = "up"
         return Fabric(
-            name=self.name, source=self.source, nodes=self.nodes, links=links, lfts={},
-            port_lids=self.port_lids, _port_link=self._port_link,
+            name=self.name, source=self.source, nodes=self.nodes,
+            links={k: copy.copy(v) for k, v in self.links.items()},
+            lfts=self.lfts, port_lids=self.port_lids, _port_link=self._port_link,
         )
+
+    def with_all_links_up(self) -> Fabric:
+        """A copy whose down links are up again: the routes the fabric had before they failed."""
+        up = self.copy()
+        up.lfts = {}
+        for link in up.links.values():
+            link.state = "up"
+        return up
 
     def summary(self) -> dict[str, int]:
         return {

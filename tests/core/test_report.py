@@ -1,0 +1,75 @@
+"""Report v1: schema, round trip, atomic writes, clear errors on bad files."""
+
+import json
+
+import jsonschema
+import pytest
+
+from fabricdoc.errors import FabricdocError
+from fabricdoc.generators import fat_tree_2
+from fabricdoc.localize import localize
+from fabricdoc.model import PortRef
+from fabricdoc.plan import plan_sweep
+from fabricdoc.render import safe, summary_text
+from fabricdoc.report import Report, write_atomic
+from fabricdoc.schema import REPORT_SCHEMA
+from fabricdoc.sim import Fault, Simulator
+
+
+@pytest.fixture(scope="module")
+def report():
+    fabric = fat_tree_2(4, 2, 2)
+    faults = [Fault("lossy", port=PortRef("leaf02", 3)), Fault("down", port=PortRef("node0005", 1))]
+    result = Simulator(fabric, faults, seed=2).run(plan_sweep(fabric).rounds)
+    findings = localize(result.observed, result.observations)
+    return Report.build(result.observed, findings, result.observations, duration_s=1.5)
+
+
+def test_report_validates_against_its_schema(report):
+    data = json.loads(report.to_json())
+    jsonschema.Draft202012Validator(REPORT_SCHEMA).validate(data)
+    assert data["schema"] == "fabricdoc.report/v1"
+    assert data["verdict"] == "fail"
+    assert {f["fault"] for f in data["findings"]} == {"symbol_errors", "down"}
+    assert data["drain"] == [{"node": "node0005", "reason": "behind link leaf03[1] -- node0005[1] (down)", "findings": ["F001"]}]
+
+
+def test_report_round_trips_through_its_file(report, tmp_path):
+    path = report.save(tmp_path / "r.json")
+    again = Report.load(path)
+    assert again.to_dict() == report.to_dict()
+    fabric = again.fabric_model()
+    assert fabric.summary() == {"hosts": 8, "switches": 6, "links": 16}
+
+
+def test_atomic_write_keeps_the_old_file_when_writing_fails(tmp_path):
+    path = tmp_path / "r.json"
+    path.write_text("old")
+
+    with pytest.raises(TypeError):
+        write_atomic(path, 12345)  # type: ignore[arg-type]
+    assert path.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"schema": "fabricdoc.report/v1",\n "verdict": ', ":2: not valid JSON"),
+        ('{"schema": "other/v9"}', "not a fabricdoc v1 report"),
+        ("[]", "not a fabricdoc v1 report"),
+    ],
+)
+def test_bad_report_files_give_one_line_naming_the_file(tmp_path, text, message):
+    path = tmp_path / "bad.json"
+    path.write_text(text)
+    with pytest.raises(FabricdocError, match=message) as info:
+        Report.load(path)
+    assert str(path) in str(info.value) and "\n" not in str(info.value)
+
+
+def test_untrusted_labels_are_escaped_in_the_text_summary(report):
+    assert safe("evil\x1b[31mred\nnext") == "evil\\x1b[31mred\\x0anext"
+    text = summary_text(report)
+    assert "verdict: FAIL" in text and "drain (1 hosts)" in text
+    assert "\x1b" not in text
