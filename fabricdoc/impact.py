@@ -269,6 +269,8 @@ class ImpactModel:
         self.job_hosts = self.resolve_hosts(job_hosts) if job_hosts is not None else sorted(self.host_ports)
         self._job_set = set(self.job_hosts)
         self._nominal_cache: dict[str, float] = {}
+        self._ring_counts: np.ndarray | None = None
+        self._ring_base_flows: list[np.ndarray] = []
         for state in ("nominal", "now"):
             self._ring_flows(self.job_hosts, state)  # route the job's ring once
 
@@ -439,7 +441,7 @@ class ImpactModel:
         out: dict[str, Any] = {"drain": drained, "hosts": len(kept)}
         for alg in algorithms:
             full = self._nominal(alg)
-            bw = self.busbw(kept, alg, "now")
+            bw = self._ring_without(gone) if alg == "ring" else self.busbw(kept, alg, "now")
             out[f"{alg}_busbw_gbps"] = bw
             if alg == algorithms[0]:
                 out["busbw_gbps"] = bw
@@ -447,6 +449,55 @@ class ImpactModel:
                 total = len(self.job_hosts)
                 out["throughput_fraction"] = (len(kept) * bw) / (total * full) if full and total else 0.0
         return out
+
+    def _ring_without(self, gone: set[str]) -> float:
+        """Ring busbw now of the job without ``gone``, from the job ring's flow counts.
+
+        Only the edges touching a drained host change: they are taken out of the
+        precomputed per-link counts and the edges that close the gaps are added.
+        """
+        n = len(self.job_hosts)
+        kept_pos = [i for i, h in enumerate(self.job_hosts) if h not in gone]
+        if len(kept_pos) < 2:
+            return 0.0
+        base = self._ring_base()
+        if not gone:
+            counts = base
+        else:
+            step = self.ring_step
+            rails = self._rails([self.job_hosts[i] for i in kept_pos])
+            if rails != self._rails(self.job_hosts):
+                return self.busbw([self.job_hosts[i] for i in kept_pos], "ring", "now")
+            flows = self._ring_base_flows
+            drained_pos = {i for i, h in enumerate(self.job_hosts) if h in gone}
+            removed = [i for i in range(n) if i in drained_pos or (i + step) % n in drained_pos]
+            ids = [self._host_port_ids[h] for h in self.job_hosts]
+            new_pairs = []
+            m = len(kept_pos)
+            for j in range(m):
+                a, b = kept_pos[j], kept_pos[(j + 1) % m]
+                if (a + 1) % n == b:
+                    continue  # this edge was in the job ring already
+                src, dst = (a, b) if step == 1 else (b, a)
+                new_pairs += [(ids[src][r], ids[dst][r]) for r in range(rails)]
+            counts = base.copy()
+            gone_ids = [flows[r * n + i] for r in range(rails) for i in removed]
+            if gone_ids:
+                counts -= np.bincount(np.concatenate(gone_ids), minlength=counts.size)
+            added = self._flow_ids("now", new_pairs)
+            if added:
+                counts += np.bincount(np.concatenate(added), minlength=counts.size)
+        used = np.flatnonzero(counts)
+        cap = self.capacity["now"]
+        rails = self._rails([self.job_hosts[i] for i in kept_pos])
+        return float(rails * np.min(cap[used] / counts[used]))
+
+    def _ring_base(self) -> np.ndarray:
+        if self._ring_counts is None:
+            flows, _ = self._ring_flows(self.job_hosts, "now")
+            self._ring_base_flows = flows
+            self._ring_counts = np.bincount(np.concatenate(flows), minlength=self.capacity["now"].size)
+        return self._ring_counts
 
     def _nominal(self, algorithm: str) -> float:
         if algorithm not in self._nominal_cache:

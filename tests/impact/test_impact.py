@@ -218,3 +218,18 @@ def test_after_drain_uses_the_report_drain_list():
     assert out["allreduce_busbw_gbps"]["after_drain"] == pytest.approx(400.0)
     assert out["job"]["n_hosts"] == 3
     assert out["by_algorithm"]["ring"]["bottleneck_now"]["capacity_gbps"] == 0.0
+
+
+@given(st.lists(st.integers(min_value=0, max_value=23), max_size=8), st.sampled_from([1, -1]))
+def test_incremental_what_if_equals_the_ring_computed_from_scratch(drop, step):
+    f = rail_optimized(units=3, hosts_per_unit=8, rails=2, spines=2)
+    findings = [
+        _link_finding("degraded_bandwidth", [Evidence("pairs", {"median_ratio": 0.3})],
+                      endpoints=[("leaf-su02-r1", 9), ("spine01", 5)]),
+        _link_finding("degraded_bandwidth", [Evidence("pairs", {"median_ratio": 0.6})],
+                      endpoints=[("gpu0011", 2), ("leaf-su02-r2", 3)], fid="F002", kind="nic"),
+    ]
+    m = ImpactModel(f, findings, ring_step=step)
+    drained = {m.job_hosts[i] for i in drop}
+    kept = [h for h in m.job_hosts if h not in drained]
+    assert m.what_if(drained)["busbw_gbps"] == pytest.approx(m.busbw(kept, "ring", "now"))

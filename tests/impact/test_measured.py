@@ -31,8 +31,6 @@ from fabricdoc.generators import fat_tree_2
 from fabricdoc.impact import ImpactModel
 from fabricdoc.model import PortRef
 
-pytestmark = [pytest.mark.netns, pytest.mark.gloo, pytest.mark.slow]
-
 HERE = Path(__file__).parent
 WORKER = HERE / "allreduce_worker.py"
 CAPTURE = HERE.parent / "data" / "gloo" / "allreduce_shaped_link"
@@ -127,6 +125,9 @@ def test_captured_measurement_slowdowns_match_the_model_within_20_percent():
     _check(_busbw(data["off_ring"]) / _busbw(data["healthy"]), _predicted_ratio(_off_ring))
 
 
+@pytest.mark.netns
+@pytest.mark.gloo
+@pytest.mark.slow
 def test_measured_gloo_allreduce_slowdown_matches_the_model_within_20_percent():
     pytest.importorskip("torch")
     mod = _lab_module()
