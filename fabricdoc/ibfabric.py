@@ -204,21 +204,27 @@ def fabric_from_ib(
     maxima: dict[PortRef, tuple[int | None, float | None]] = {}
     for st in port_states:
         maxima[PortRef(st.node, st.port)] = (st.max_lanes, st.max_lane_gbps)  # type: ignore[attr-defined]
+    ends = {PortRef(rec.guid, p.port): p for rec in records.nodes for p in rec.ports}
     for rec in records.nodes:
         for port in rec.ports:
             a = PortRef(rec.guid, port.port)
             b = PortRef(port.remote_guid, port.remote_port)
             if b.node not in fabric.nodes or fabric.peer(a) is not None or fabric.peer(b) is not None:
                 continue
+            # ibnetdiscover prints the trained width at both ends; a net file may give each end
+            # its own enabled width, and the link trains at the lower while supporting the higher.
+            other = ends.get(b)
+            widths = [w for w in (port.lanes, other.lanes if other else None) if w]
+            speeds = [g for g in (port.lane_gbps, other.lane_gbps if other else None) if g]
             ma = maxima.get(a, (None, None))
             mb = maxima.get(b, (None, None))
-            max_lanes = _min_known(ma[0], mb[0])
-            max_gbps = _min_known(ma[1], mb[1])
+            max_lanes = _min_known(ma[0], mb[0]) or (max(widths) if widths else None)
+            max_gbps = _min_known(ma[1], mb[1]) or (max(speeds) if speeds else None)
             fabric.add_link(
                 a,
                 b,
-                lanes=port.lanes or 4,
-                lane_gbps=port.lane_gbps or 2.5,
+                lanes=min(widths) if widths else 4,
+                lane_gbps=min(speeds) if speeds else 2.5,
                 max_lanes=int(max_lanes) if max_lanes else None,
                 max_lane_gbps=float(max_gbps) if max_gbps else None,
             )

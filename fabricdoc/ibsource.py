@@ -8,7 +8,7 @@ How ``fabricdoc sweep --fabric ib`` / ``--fabric ibsim:NETFILE`` uses it::
 
     with IbSim(netfile) as sim:                       # only for ibsim:NETFILE
         runner = IbRunner.for_sim(sim, timeout_s=30)  # real host: IbRunner(timeout_s=30)
-        fabric = ibsource.discover(runner)            # or ibfabric.load_ibnetdiscover_file(--topology)
+        fabric = ibsource.expected_fabric(runner, args.topology)  # discover(), or --topology + live LFTs
         obs = ibsource.collect(runner, fabric, interval_s=args.interval,
                                baseline=args.baseline, progress=callback)
         findings = localize(fabric, obs)
@@ -164,6 +164,22 @@ def discover(runner: IbRunner, *, progress: Progress | None = None, with_routes:
         port_states=ibfabric.cap_supported(states),
     )
     runner.probe_runs.extend(log.runs)
+    return fabric
+
+
+def expected_fabric(
+    runner: IbRunner, topology: str | Path | None = None, *, progress: Progress | None = None
+) -> Fabric:
+    """The fabric a sweep compares against: ``topology`` (a saved ibnetdiscover output or a
+    net file) when given, else the live discovery; either way with OpenSM's live LFTs, so
+    paths follow the routes the switches really use."""
+    live = discover(runner, progress=progress)
+    if topology is None:
+        return live
+    fabric = ibfabric.load_ibnetdiscover_file(topology)
+    fabric.lfts = {sw: table for sw, table in live.lfts.items() if sw in fabric.nodes}
+    if len(fabric.lfts) != len(fabric.switches()):
+        fabric.lfts = {}  # a switch of the expected fabric is gone: fall back to up/down routing
     return fabric
 
 

@@ -196,3 +196,46 @@ def test_console_refusals_raise_and_stop_leaves_nothing_running(ibsim_subnet):
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
     assert not workdir.exists()
+
+
+def test_an_expected_topology_file_reports_the_links_missing_now(ibsim_subnet, tmp_path):
+    from fabricdoc.ibfabric import write_netfile
+    from tests.ib.conftest import fabric64
+
+    expected = tmp_path / "expected.net"
+    expected.write_text(write_netfile(fabric64()))
+    live = fabric64()
+    live.link_at(PortRef("node0011", 1)).state = "down"  # never cabled in the live subnet
+    sim = ibsim_subnet(live)
+    runner = IbRunner.for_sim(sim)
+    fabric = ibsource.expected_fabric(runner, expected)
+    assert fabric.summary()["hosts"] == 64 and len(fabric.lfts) == 12
+    obs = ibsource.collect(runner, fabric, interval_s=0)
+    down = [s for s in obs.states if s.state == "Down" and s.source.startswith("ibnetdiscover")]
+    assert {(fabric.label(s.node), s.port) for s in down} == {("node0011", 1), ("leaf02", 3)}
+    assert link_names(localize(fabric, obs)) == {DEGRADED: "width_degraded", "leaf02[3] -- node0011[1]": "down"}
+
+
+def test_the_sweep_command_runs_ibsim_itself_and_reuses_a_saved_baseline(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from fabricdoc.ibfabric import write_netfile
+    from tests.ib.conftest import fabric64, have_ibsim
+
+    if not have_ibsim():
+        pytest.skip("ibsim-utils, opensm or infiniband-diags not installed")
+    net = tmp_path / "f.net"
+    net.write_text(write_netfile(fabric64()))
+    sample = tmp_path / "sample.json"
+    base = [sys.executable, "-m", "fabricdoc.cli", "sweep", "--fabric", f"ibsim:{net}", "--quiet", "--json"]
+    first = subprocess.run([*base, "--interval", "0", "--save-sample", str(sample)],
+                           capture_output=True, text=True, timeout=240)
+    assert first.returncode == 1, first.stderr
+    report = json.loads(first.stdout)
+    assert [(f["name"], f["fault"]) for f in report["findings"]] == [(DEGRADED, "width_degraded")]
+    assert sample.is_file()
+    again = subprocess.run([*base, "--baseline", str(sample)], capture_output=True, text=True, timeout=240)
+    assert again.returncode == 1, again.stderr
+    assert [f["fault"] for f in json.loads(again.stdout)["findings"]] == ["width_degraded"]
