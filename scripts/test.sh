@@ -19,9 +19,13 @@ fi
 PY=${PYTHON:-python3}
 echo "== installing fabricdoc with its test and torch extras"
 # The CPU build of torch is installed by exact version first: a bare range would pull a CUDA build.
-"$PY" -m pip install -q --disable-pip-version-check "torch==2.13.0" 2>/dev/null \
-  || echo "   (torch 2.13.0 CPU build not available: gloo tests will be skipped)"
-"$PY" -m pip install -q --disable-pip-version-check -e ".[test]"
+extras="test"
+if "$PY" -m pip install -q --disable-pip-version-check "torch==2.13.0"; then
+  extras="test,torch"
+else
+  echo "   (torch 2.13.0 CPU build not available: gloo tests will be skipped)"
+fi
+"$PY" -m pip install -q --disable-pip-version-check -e ".[$extras]"
 
 echo "== ruff"
 "$PY" -m ruff check .
