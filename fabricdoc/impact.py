@@ -579,6 +579,7 @@ def impact_section(
     *,
     model: ImpactModel | None = None,
     alternatives: int = 3,
+    tree_max_hosts: int = 2048,
 ) -> dict[str, Any]:
     """The report's ``impact`` dict: AllReduce busbw nominal / now / after draining, what-if, job cost.
 
@@ -587,14 +588,17 @@ def impact_section(
     documented default), ``link_per_hour`` / ``switch_per_hour`` (per component
     on the fabric, spread over the job's share of it), ``restart_minutes`` and
     ``source`` (a description). Every value is JSON-able (no NaN or infinity).
+    Above ``tree_max_hosts`` job hosts only the ring is computed (the headline
+    is the ring either way).
     """
     from fabricdoc import jobcost
 
     m = model or ImpactModel(fabric, findings, job_hosts)
     drain = sorted(set(drain_hosts))
-    after = m.what_if(drain, ALGORITHMS)
+    algorithms = ALGORITHMS if len(m.job_hosts) <= tree_max_hosts else ("ring",)
+    after = m.what_if(drain, algorithms)
     by_alg: dict[str, Any] = {}
-    for alg in ALGORITHMS:
+    for alg in algorithms:
         nominal = m.detail(None, alg, "nominal")
         now = m.detail(None, alg, "now")
         by_alg[alg] = {
@@ -604,6 +608,8 @@ def impact_section(
             "per_rail_now": [_num(x) for x in now["per_rail_gbps"]],
             "bottleneck_now": now["bottleneck"],
         }
+    if "tree" not in by_alg:
+        by_alg["tree"] = {"skipped": f"more than {tree_max_hosts} job hosts (tree routes are computed per pair)"}
     best = m.best_drains(alternatives)
     report_entry = m.what_if(drain)
     what_if = [{"choice": "report", **report_entry}, {"choice": "none", **m.what_if([])}]

@@ -119,14 +119,19 @@ def _gbps(x: float | None) -> str:
 
 def print_section(section: dict[str, Any], console: Console) -> None:
     """The impact section as three rich tables: busbw, what-if drains, job cost."""
-    bw = Table(title=f"AllReduce busbw, Gb/s ({section['job_hosts']} hosts, {section['rails']} rails)")
+    rails = section["rails"]
+    bw = Table(title=f"AllReduce busbw, Gb/s ({section['job_hosts']} hosts, {rails} rail{'s' if rails != 1 else ''})")
     for col in ("algorithm", "nominal", "now", "after drain", "now bottleneck"):
         bw.add_column(col, justify="left" if col in ("algorithm", "now bottleneck") else "right")
     for alg, row in section["by_algorithm"].items():
+        if "skipped" in row:
+            bw.add_row(alg, "-", "-", "-", Text(f"skipped: {row['skipped']}"))
+            continue
         b = row.get("bottleneck_now") or {}
         where = b.get("direction") or b.get("reason") or ""
         if where and b.get("flows"):
-            where += f" ({b['flows']} flows on {_gbps(b.get('capacity_gbps'))})"
+            n = b["flows"]
+            where += f" ({n} flow{'s' if n != 1 else ''} sharing {_gbps(b.get('capacity_gbps'))})"
         bw.add_row(alg, _gbps(row["nominal"]), _gbps(row["now"]), _gbps(row["after_drain"]), Text(where))
     console.print(bw)
 

@@ -233,3 +233,10 @@ def test_incremental_what_if_equals_the_ring_computed_from_scratch(drop, step):
     drained = {m.job_hosts[i] for i in drop}
     kept = [h for h in m.job_hosts if h not in drained]
     assert m.what_if(drained)["busbw_gbps"] == pytest.approx(m.busbw(kept, "ring", "now"))
+
+
+def test_above_the_tree_limit_only_the_ring_is_computed():
+    out = impact_section(_rail_fabric(), [_half_by_ratio()], drain_hosts=[], tree_max_hosts=4)
+    assert "skipped" in out["by_algorithm"]["tree"]
+    assert out["allreduce_busbw_gbps"]["now"] == pytest.approx(400.0)
+    json.dumps(out, allow_nan=False)
