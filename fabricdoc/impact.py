@@ -294,6 +294,14 @@ class ImpactModel:
             raise TopologyError(f"job host {missing[0]!r} has no cabled port")
         return sorted(out)
 
+    def _as_host(self, name: str) -> str:
+        if name in self.host_ports:
+            return name
+        try:
+            return host_name(self.fabric, self.fabric.resolve_node(name))
+        except TopologyError:
+            return name
+
     def _ranks(self, hosts: Iterable[str] | None) -> list[str]:
         if hosts is None:
             return self.job_hosts
@@ -434,8 +442,9 @@ class ImpactModel:
         the job's throughput if it were bound by AllReduce (weak scaling), which
         is what the alternatives are ranked by. Ring only by default (fast: the
         TUI calls this per key press); pass ``("ring", "tree")`` for both.
+        Names may be host names, node ids, labels or GUIDs; hosts outside the job are ignored.
         """
-        drained = sorted(set(drain_hosts) & self._job_set)
+        drained = sorted({self._as_host(h) for h in drain_hosts} & self._job_set)
         gone = set(drained)
         kept = [h for h in self.job_hosts if h not in gone]
         out: dict[str, Any] = {"drain": drained, "hosts": len(kept)}

@@ -240,3 +240,12 @@ def test_above_the_tree_limit_only_the_ring_is_computed():
     assert "skipped" in out["by_algorithm"]["tree"]
     assert out["allreduce_busbw_gbps"]["now"] == pytest.approx(400.0)
     json.dumps(out, allow_nan=False)
+
+
+def test_what_if_accepts_node_ids_and_guids_and_ignores_hosts_outside_the_job():
+    f = fat_tree_2(leaves=2, spines=2, hosts_per_leaf=2)
+    down = _link_finding("down", [], endpoints=[("node0002", 1), ("leaf01", 2)])
+    m = ImpactModel(f, [down])
+    guid = f.nodes["node0002"].guid
+    assert m.what_if([guid])["drain"] == ["node0002"]
+    assert m.what_if([guid, "not-a-host"])["busbw_gbps"] == pytest.approx(400.0)
