@@ -166,9 +166,10 @@ class NetnsLab:
             if loss_pct is not None:
                 e = self.ends[end]
                 per_mille = max(1, int(round(loss_pct * 10)))
+                match = "" if per_mille >= 1000 else f"numgen random mod 1000 < {per_mille} "
                 script = (
                     f"table inet {PREFIX}loss {{\n chain out {{\n  type filter hook postrouting priority 0; policy accept;\n"
-                    f'  oifname "{e.ifname}" numgen random mod 1000 < {per_mille} drop\n }}\n}}\n'
+                    f'  oifname "{e.ifname}" {match}drop\n }}\n}}\n'
                 )
                 _run(["ip", "netns", "exec", e.ns, "nft", "-f", "-"], input_text=script)
                 self._nft.add(e.ns)

@@ -6,9 +6,6 @@ import os
 import time
 
 import pytest
-
-from fabricdoc.errors import ProbeError
-from fabricdoc.model import PortRef
 from fabricdoc.probes.launch import (
     LocalLauncher,
     MpirunLauncher,
@@ -19,6 +16,9 @@ from fabricdoc.probes.launch import (
     run_procs,
     safe_name,
 )
+
+from fabricdoc.errors import ProbeError
+from fabricdoc.model import PortRef
 
 A, B = PortRef("node0001", 1), PortRef("node0002", 1)
 
