@@ -254,11 +254,10 @@ def cap_supported(states: Iterable[PortState]) -> list[PortState]:
         if s.state != "Down" and s.lanes and s.lane_gbps:
             sup_l = s.max_lanes or s.lanes
             sup_g = s.max_lane_gbps or s.lane_gbps
-            s = replace(
-                s,
-                max_lanes=min(sup_l, max(s.lanes, design_lanes)),  # type: ignore[arg-type,type-var]
-                max_lane_gbps=min(sup_g, max(s.lane_gbps, design_gbps)),  # type: ignore[arg-type,type-var]
-            )
+            new_l = min(sup_l, max(s.lanes, design_lanes))
+            new_g = min(sup_g, max(s.lane_gbps, design_gbps))
+            if (new_l, new_g) != (s.max_lanes, s.max_lane_gbps):
+                s = replace(s, max_lanes=new_l, max_lane_gbps=new_g)
         out.append(s)
     return out
 

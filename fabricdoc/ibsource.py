@@ -213,39 +213,43 @@ def sample_counters(runner: IbRunner, topo: IbTopology | None, log: _Log, label:
         dat_f = pool.submit(log.call, "ibqueryerrors --counters", label, data)
         err, dat = err_f.result(), dat_f.result()
     now = time.time()
-    ports: dict[PortRef, dict[str, int | None]] = {}
-    widths: dict[PortRef, dict[str, int]] = {}
-    stamp: dict[PortRef, float] = {}
+    # (node, port) tuples as keys: hashing them is much cheaper than hashing PortRef dataclasses.
+    ports: dict[tuple[str, int], dict[str, int | None]] = {}
     if topo is not None:
         for n in topo.nodes:
             for p in n.ports:
-                ports.setdefault(PortRef(n.guid, p.port), {})
+                ports[(n.guid, p.port)] = {}
+    data_of: dict[tuple[str, int], PortCounters] = {}
     if dat is not None:
         for c in dat.counters:
-            ports.setdefault(c.ref, {}).update(c.values)
-            widths.setdefault(c.ref, {}).update(c.width_bits)
-            stamp[c.ref] = c.timestamp
-    listed = {}
+            data_of[(c.node, c.port)] = c
+            ports.setdefault((c.node, c.port), {})
+    listed: dict[tuple[str, int], PortCounters] = {}
     if err is not None:
         for c in err.counters:
-            listed[c.ref] = c.values
-            stamp.setdefault(c.ref, c.timestamp)
+            listed[(c.node, c.port)] = c
+            ports.setdefault((c.node, c.port), {})
+    zero = dict.fromkeys(ibdiags.IBQUERYERRORS_ERRORS, 0 if err is not None else None)
     out: list[PortCounters] = []
-    for ref, values in sorted(ports.items(), key=lambda kv: (kv[0].node, kv[0].port)):
-        if ref.port == 0:
+    for key in ports:
+        if key[1] == 0:
             continue
-        vals = dict(values)
-        for name in ibdiags.IBQUERYERRORS_ERRORS:
-            vals.setdefault(name, 0 if err is not None else None)
-        vals.update(listed.get(ref, {}))
+        vals: dict[str, int | None] = dict(zero)
+        d = data_of.get(key)
+        e = listed.get(key)
+        if d is not None:
+            vals.update(d.values)
+        if e is not None:
+            vals.update(e.values)
+        stamp = d.timestamp if d is not None else e.timestamp if e is not None else now
         out.append(
             PortCounters(
-                node=ref.node,
-                port=ref.port,
-                timestamp=stamp.get(ref, now),
+                node=key[0],
+                port=key[1],
+                timestamp=stamp,
                 values=vals,
                 source="ibqueryerrors",
-                width_bits=widths.get(ref, {}),
+                width_bits=dict(d.width_bits) if d is not None else {},
             )
         )
     return out

@@ -295,8 +295,23 @@ class IbTopology:
     def node(self, guid: str) -> IbNodeRecord | None:
         return next((n for n in self.nodes if n.guid == guid), None)
 
+    @functools.cached_property
+    def _lids(self) -> dict[int, PortRef]:
+        return self._build_lids()
+
+    @functools.cached_property
+    def _port_guids(self) -> dict[str, PortRef]:
+        return self._build_port_guids()
+
     def lids(self) -> dict[int, PortRef]:
         """LID -> the port that answers on it (a switch's port 0, a CA's port)."""
+        return self._lids
+
+    def port_guids(self) -> dict[str, PortRef]:
+        """Port GUID -> port; a switch's ports share the switch GUID (mapped to port 0)."""
+        return self._port_guids
+
+    def _build_lids(self) -> dict[int, PortRef]:
         out: dict[int, PortRef] = {}
         for n in self.nodes:
             if n.type == "Switch":
@@ -308,8 +323,7 @@ class IbTopology:
                     out[p.lid] = PortRef(n.guid, p.port)
         return out
 
-    def port_guids(self) -> dict[str, PortRef]:
-        """Port GUID -> port; a switch's ports share the switch GUID (mapped to port 0)."""
+    def _build_port_guids(self) -> dict[str, PortRef]:
         out: dict[str, PortRef] = {}
         for n in self.nodes:
             if n.type == "Switch":
