@@ -42,6 +42,12 @@ class SweepConfig:
     checkpoint_minutes: float | None = None
     timeout_s: float = 60.0
     history: str | None = None
+    hosts: list[str] | None = None
+    launcher: str = "local"
+    bandwidth: bool = True
+    test_timeout_s: float = 120.0
+    size_bytes: int = 1 << 24
+    backend: str = "gloo"
     extra: dict = field(default_factory=dict)
 
 
@@ -57,6 +63,8 @@ def run_sweep(cfg: SweepConfig, progress: Progress | None = None) -> Report:
     if cfg.fabric == "ib" or cfg.fabric.startswith("ibsim:"):
         fabric, obs, rounds = _ib(cfg, progress)
         findings = localize(fabric, obs, options)
+    elif cfg.fabric == "roce":
+        fabric, obs, rounds, findings = _roce(cfg, progress, options)
     else:
         fabric, obs, rounds, findings = _simulated(cfg, progress, options)
     progress("impact", 0, 1)
@@ -158,3 +166,80 @@ def _ib(cfg: SweepConfig, progress: Progress):
         if cfg.save_sample:
             ibsource.save_sample(obs, cfg.save_sample)
     return fabric, obs, 0
+
+
+# -- RoCE / Ethernet ------------------------------------------------------------------
+
+def _pair_launcher(fabric: Fabric, cfg: SweepConfig):
+    """The bandwidth-test launcher for ``cfg.launcher``, reading addresses from node attributes."""
+    from fabricdoc.probes import launch
+
+    def attr(port: PortRef, name: str) -> str:
+        table = fabric.nodes[port.node].attrs.get(name) or {}
+        value = table.get(port.port, table.get(str(port.port)))
+        if value is None:
+            raise ConfigError(f"host {fabric.label(port.node)!r} has no {name} entry for port {port.port} in the fabric file")
+        return str(value)
+
+    if cfg.launcher == "netns":
+        return launch.NetnsLauncher(
+            namespace=lambda p: str(fabric.nodes[p.node].attrs.get("netns") or p.node),
+            address=lambda p: attr(p, "addresses"),
+            ifname=lambda p: attr(p, "ifnames"),
+        )
+    if cfg.launcher == "srun":
+        return launch.SrunLauncher(ifname=lambda p: attr(p, "ifnames"))
+    return launch.LocalLauncher()
+
+
+def _measure(fabric: Fabric, cfg: SweepConfig, progress: Progress, options: Options, obs: Observations):
+    """Planned rounds, then a targeted re-test around bandwidth suspects; journaled."""
+    from fabricdoc.bandwidth import launcher_runner, run_plan
+    from fabricdoc.plan import plan_sweep, retest_plan
+    from fabricdoc.probes.launch import kill_running
+
+    runner = launcher_runner(_pair_launcher(fabric, cfg), timeout_s=cfg.test_timeout_s,
+                             size_bytes=cfg.size_bytes, backend=cfg.backend)
+
+    def report(ev) -> None:
+        progress(ev.phase, ev.done, ev.total)
+
+    plan = plan_sweep(fabric)
+    progress("plan", 1, 1)
+    obs.pairs.extend(run_plan(fabric, plan, runner, journal=cfg.journal, resume=cfg.resume,
+                              progress=report, on_interrupt=kill_running))
+    findings = localize(fabric, obs, options)
+    rounds = len(plan.rounds)
+    suspects = _suspects(fabric, findings)
+    if cfg.retest and suspects:
+        again = retest_plan(fabric, suspects)
+        extra = run_plan(fabric, again, runner, journal=cfg.journal, resume=cfg.resume,
+                         progress=report, on_interrupt=kill_running)
+        obs.pairs.extend(_renumber(extra, rounds))
+        rounds += len(again.rounds)
+        findings = localize(fabric, obs, options)
+    return rounds, findings
+
+
+def _renumber(pairs, offset: int):
+    import dataclasses
+
+    return [dataclasses.replace(p, round=p.round + offset) for p in pairs]
+
+
+def _roce(cfg: SweepConfig, progress: Progress, options: Options):
+    from fabricdoc import rocesource
+    from fabricdoc.analyze import align
+    from fabricdoc.fabricfile import load_fabric
+
+    if not cfg.topology:
+        raise ConfigError("--fabric roce needs --topology FILE: the fabric file naming hosts, ports and interfaces")
+    fabric, _ = load_fabric(cfg.topology)
+    obs = rocesource.collect(fabric, cfg.hosts, launcher=cfg.launcher, interval_s=cfg.interval_s,
+                             timeout_s=cfg.timeout_s + cfg.interval_s, progress=progress)
+    obs = align(fabric, obs)
+    if cfg.bandwidth:
+        rounds, findings = _measure(fabric, cfg, progress, options, obs)
+    else:
+        rounds, findings = 0, localize(fabric, obs, options)
+    return fabric, obs, rounds, findings

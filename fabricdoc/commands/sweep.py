@@ -10,7 +10,9 @@ FABRIC_HELP = """which fabric to sweep:
   PATH            same as sim:PATH
   ibsim:NETFILE   start ibsim + OpenSM on an ibnetdiscover-format net file and sweep it
                   with the real infiniband-diags tools
-  ib              sweep the InfiniBand fabric this host is attached to (infiniband-diags)"""
+  ib              sweep the InfiniBand fabric this host is attached to (infiniband-diags)
+  roce            sweep a RoCE/Ethernet fabric described by --topology: `fabricdoc probe`
+                  on every host (--launcher local|netns|srun), then bandwidth rounds"""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -37,6 +39,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--hours", type=float, default=24.0, help="planned job length for the job-cost numbers (default 24)")
     p.add_argument("--checkpoint-minutes", type=float, metavar="C", help="time to write one checkpoint")
     p.add_argument("--timeout", type=float, default=60.0, metavar="S", help="timeout for each tool run (default 60)")
+    p.add_argument("--hosts", metavar="H1,H2", help="roce: only these hosts (default: every host of --topology)")
+    p.add_argument("--launcher", choices=("local", "netns", "srun"), default="local",
+                   help="roce: where probes and bandwidth tests run (default local)")
+    p.add_argument("--no-bandwidth", action="store_true", help="roce: probes only, no bandwidth rounds")
+    p.add_argument("--test-timeout", type=float, default=120.0, metavar="S",
+                   help="kill a bandwidth test after S seconds and record it as hung (default 120)")
+    p.add_argument("--size", type=int, default=1 << 24, metavar="BYTES", help="bandwidth test message size (default 16 MiB)")
+    p.add_argument("--backend", choices=("gloo", "nccl"), default="gloo", help="torch.distributed backend (default gloo)")
+    p.add_argument("--journal", metavar="FILE", help="journal of finished bandwidth tests (JSON lines) for --resume")
+    p.add_argument("--resume", action="store_true", help="skip the bandwidth tests already in --journal")
     p.add_argument("--history", metavar="DB", help="append this sweep to a history store (SQLite)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the JSON report here (atomically)")
     p.add_argument("--json", action="store_true", help="print the JSON report instead of the summary")
@@ -55,6 +67,9 @@ def run(args: argparse.Namespace) -> int:
         include_topology=not args.no_topology,
         job_hosts=read_host_list(args.job_hosts) if args.job_hosts else None,
         hours=args.hours, checkpoint_minutes=args.checkpoint_minutes, timeout_s=args.timeout, history=args.history,
+        hosts=[h for h in args.hosts.split(",") if h] if args.hosts else None, launcher=args.launcher,
+        bandwidth=not args.no_bandwidth, test_timeout_s=args.test_timeout, size_bytes=args.size,
+        backend=args.backend, journal=args.journal, resume=args.resume,
     )
     with progress_bar(not args.quiet and not args.json) as progress:
         report = run_sweep(cfg, progress)
