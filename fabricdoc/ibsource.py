@@ -29,7 +29,7 @@ text such as ``"ibroute"`` or ``"interval"``).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
@@ -292,7 +292,6 @@ def collect(
     topo = log.call("ibnetdiscover", "fabric", lambda: _topology(runner))
     log.progress("ibnetdiscover", 1, 4)
     states = ibfabric.cap_supported(_linkinfo(runner, topo or IbTopology(()), log))
-    states = _with_expected_maxima(states, fabric)
     states += missing_link_states(fabric, topo)
     log.progress("iblinkinfo", 2, 4)
     if baseline is not None:
@@ -326,17 +325,6 @@ def collect(
     )
     runner.probe_runs.clear()
     return obs
-
-
-def _with_expected_maxima(states: Iterable[PortState], fabric: Fabric) -> list[PortState]:
-    """Cap a port's maximum by the expected link's nominal width/speed when that is known and lower."""
-    out = []
-    for s in states:
-        link = fabric.link_at(PortRef(s.node, s.port))
-        if link is not None and s.max_lanes and link.max_lanes and link.max_lanes < s.max_lanes:
-            s = replace(s, max_lanes=max(link.max_lanes, s.lanes or 0))
-        out.append(s)
-    return out
 
 
 # -- baseline samples --------------------------------------------------------

@@ -851,7 +851,9 @@ class IbRoute:
 _IBR_HEAD = re.compile(
     r"^Unicast lids \[(0x[0-9a-fA-F]+)-(0x[0-9a-fA-F]+)\] of switch Lid (\d+) guid (0x[0-9a-fA-F]+) \((.*)\):$"
 )
-_IBR_ENTRY = re.compile(r"^(0x[0-9a-fA-F]+)\s+(\d+)\s+:\s+\((.*?)portguid (0x[0-9a-fA-F]+): '(.*)'\)$")
+_IBR_ENTRY = re.compile(r"^(0x[0-9a-fA-F]+)\s+(\d+)\s+:\s+\((.*)\)$")
+# "(Switch portguid 0x...: 'desc')"; ibroute prints "(unknown node and type)" for a LID it could not resolve.
+_IBR_DEST = re.compile(r"portguid (0x[0-9a-fA-F]+): '(.*)'$")
 _IBR_TAIL = re.compile(r"^(\d+) (?:valid )?lids dumped\s*$")
 
 
@@ -879,7 +881,9 @@ def parse_ibroute(text: str, source: str = "ibroute") -> IbRoute:
         if m and not done:
             lid = int(m.group(1), 16)
             lft[lid] = int(m.group(2))
-            dests[lid] = guid_id(m.group(4))
+            dest = _IBR_DEST.search(m.group(3))
+            if dest:
+                dests[lid] = guid_id(dest.group(1))
             continue
         m = _IBR_TAIL.match(line)
         if m and not done:

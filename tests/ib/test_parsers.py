@@ -365,3 +365,10 @@ def test_write_netfile_splits_a_multi_rail_host_into_one_hca_per_port():
     assert len({n.guid for n in cas}) == 4
     fabric = fabric_from_ib(t)
     assert {n.attrs["host"] for n in fabric.hosts()} == {"gpu0001", "gpu0002"}
+
+
+def test_ibroute_keeps_an_entry_whose_destination_it_could_not_name():
+    r = parse_ibroute(captured("ibroute", "unknown_destination"))
+    full = parse_ibroute(captured("ibroute", "leaf01"))
+    assert r.lft == full.lft
+    assert 9 not in r.destinations and 9 in full.destinations
