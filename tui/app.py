@@ -61,6 +61,7 @@ class FabricdocApp(App[int]):
         export_path: str | Path | None = None,
         impact_factory: Callable[[Report], Any] | None = default_impact_factory,
         history_path: str | Path | None = None,
+        default_history: bool = False,
     ) -> None:
         super().__init__()
         if report is None and sweep is None:
@@ -71,7 +72,8 @@ class FabricdocApp(App[int]):
         self.index: ReportIndex | None = None
         self.export_path = str(export_path) if export_path else None
         self.impact_factory = impact_factory
-        self.history_path = Path(history_path) if history_path else None  # past sweeps, for sparklines
+        self._history_path = Path(history_path) if history_path else None  # past sweeps, for sparklines
+        self._default_history = default_history
         self.error: str | None = None  # why the app gave up (a report that would not load)
 
     def on_mount(self) -> None:
@@ -103,6 +105,16 @@ class FabricdocApp(App[int]):
             self.switch_screen(screen)
         else:
             self.push_screen(screen)
+
+    @property
+    def history_path(self) -> Path | None:
+        """The history store to draw sparklines from; the default one is looked up on first use
+        (fabricdoc.history pulls in pandas, too slow for start-up)."""
+        if self._history_path is None and self._default_history:
+            from fabricdoc.history import default_path
+
+            self._history_path = default_path()
+        return self._history_path
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

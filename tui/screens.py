@@ -22,7 +22,6 @@ from textual.css.query import NoMatches
 from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
 from textual.widgets import (
-    DataTable,
     Footer,
     Header,
     Input,
@@ -109,6 +108,7 @@ class ReportIndex:
         self.drain_reason = {d.node: d.reason for d in report.drain}
         self.hosts = [nid for nid, n in self.nodes.items() if n["kind"] == "host"]
         self.switches = [nid for nid, n in self.nodes.items() if n["kind"] == "switch"]
+        self._health: dict[str, str | None] = {}
 
     def finding_link(self, f: Finding) -> LinkId | None:
         """The cable a link finding names, from its node ids and endpoint ports."""
@@ -138,13 +138,18 @@ class ReportIndex:
             sev = worst([sev or "info", "error"])
         return sev
 
-    def node_health(self, nid: str, with_links: bool = True) -> str | None:
+    def node_health(self, nid: str) -> str | None:
+        """Worst severity on a node, its links, or its drain entry (cached: the tables ask per row)."""
+        if nid in self._health:
+            return self._health[nid]
         sevs = [f.severity for f in self.node_findings.get(nid, ())]
-        if with_links:
-            sevs += [s for s in (self.link_health(lid) for lid in self.node_links.get(nid, ())) if s]
-        if self.host_name.get(nid) in self.drain_reason:
+        for lid in self.node_links.get(nid, ()):
+            if lid in self.link_findings or self.links[lid].get("state") == "down":
+                sevs.append(self.link_health(lid) or "info")
+        if self.drain_reason and self.host_name.get(nid) in self.drain_reason:
             sevs.append("error")
-        return worst(sevs)
+        self._health[nid] = out = worst(sevs)
+        return out
 
     def findings_of_node(self, nid: str) -> list[Finding]:
         out = {f.id: f for f in self.node_findings.get(nid, ())}
@@ -425,8 +430,8 @@ class DetailScreen(Screen[None]):
             table.set_rows(rows)
             table.focus()
 
-    @on(DataTable.RowSelected, "#detail-ports")
-    def open_port(self, event: DataTable.RowSelected) -> None:
+    @on(ReportTable.RowSelected, "#detail-ports")
+    def open_port(self, event: ReportTable.RowSelected) -> None:
         table = self.query_one("#detail-ports", ReportTable)
         key = table.current_key
         if key is not None:
@@ -640,6 +645,11 @@ class MainScreen(Screen[None]):
             out.append("\n")
         if not kinds:
             out.append("none\n", style="green")
+        head = (rep.impact or {}).get("allreduce_busbw_gbps")
+        if isinstance(head, dict):
+            out.append("\nAllReduce busbw  ", style="bold")
+            out.append(f"nominal {fmt_gbps(head.get('nominal'))} · now {fmt_gbps(head.get('now'))}"
+                       f" · after drain {fmt_gbps(head.get('after_drain'))}\n")
         bad_links = sum(1 for lid in ix.links if ix.link_health(lid))
         out.append(f"\nlinks with findings {bad_links:,} of {len(ix.links):,}\n")
         out.append(f"hosts to drain      {len(rep.drain):,}\n", style="bold red" if rep.drain else "")
@@ -722,8 +732,8 @@ class MainScreen(Screen[None]):
             tree.action_cursor_down() if event.key == "j" else tree.action_cursor_up()
 
     # -- findings --------------------------------------------------------------------
-    @on(DataTable.RowHighlighted, "#findings-table")
-    def finding_highlighted(self, event: DataTable.RowHighlighted) -> None:
+    @on(ReportTable.RowHighlighted, "#findings-table")
+    def finding_highlighted(self, event: ReportTable.RowHighlighted) -> None:
         self._show_evidence(self.query_one("#findings-table", ReportTable).current_key)
 
     def _show_evidence(self, fid: str | None) -> None:
@@ -744,8 +754,8 @@ class MainScreen(Screen[None]):
         text.append(evidence_text(f.evidence))
         panel.update(text)
 
-    @on(DataTable.RowSelected, "#findings-table")
-    def open_finding(self, event: DataTable.RowSelected) -> None:
+    @on(ReportTable.RowSelected, "#findings-table")
+    def open_finding(self, event: ReportTable.RowSelected) -> None:
         f = self.index.findings.get(self.query_one("#findings-table", ReportTable).current_key or "")
         if f is None:
             return
@@ -765,21 +775,21 @@ class MainScreen(Screen[None]):
         table.sort_rows(key, reverse)
         self.notify(f"findings sorted by {key}, {'highest' if reverse else 'lowest'} first", timeout=2)
 
-    @on(DataTable.HeaderSelected, "#findings-table")
-    def header_sort(self, event: DataTable.HeaderSelected) -> None:
+    @on(ReportTable.HeaderSelected, "#findings-table")
+    def header_sort(self, event: ReportTable.HeaderSelected) -> None:
         name = ["severity", "confidence", "kind", "fault", "name", "id", "severity"][event.column_index]
         table = self.query_one("#findings-table", ReportTable)
         table.sort_rows(name, not table.sort_reverse if table.sort_key == name else name in ("severity", "confidence"))
 
     # -- hosts and links ------------------------------------------------------------
-    @on(DataTable.RowSelected, "#hosts-table")
-    def open_host(self, event: DataTable.RowSelected) -> None:
+    @on(ReportTable.RowSelected, "#hosts-table")
+    def open_host(self, event: ReportTable.RowSelected) -> None:
         key = self.query_one("#hosts-table", ReportTable).current_key
         if key is not None:
             self.app.push_screen(DetailScreen(self.index, node=key))
 
-    @on(DataTable.RowSelected, "#links-table")
-    def open_link(self, event: DataTable.RowSelected) -> None:
+    @on(ReportTable.RowSelected, "#links-table")
+    def open_link(self, event: ReportTable.RowSelected) -> None:
         key = self.query_one("#links-table", ReportTable).current_key
         if key is not None:
             self.app.push_screen(DetailScreen(self.index, link=key_to_link(key)))
@@ -995,7 +1005,15 @@ def impact_text(report: Report, live: dict[str, Any] | None) -> Text:
         out.append(f" → {fmt_gbps(w.get('busbw_gbps'))}, job throughput {w.get('throughput_fraction', 0):.1%}\n")
     job = imp.get("job")
     if isinstance(job, dict):
-        out.append(safe("  job: " + _impact_value("job", {k: v for k, v in job.items() if not isinstance(v, dict | list)}), "dim"))
+        parts = [f"{job['n_hosts']:,} hosts" if "n_hosts" in job else "", f"{fmt_num(job['hours'])} h" if "hours" in job else ""]
+        facts = [
+            f"failure probability {job['failure_probability']:.1%}" if isinstance(job.get("failure_probability"), int | float) else "",
+            f"MTBF {job['mtbf_hours']:,.0f} h" if isinstance(job.get("mtbf_hours"), int | float) else "",
+            f"checkpoint every {job['recommended_checkpoint_minutes']:,.0f} min"
+            if isinstance(job.get("recommended_checkpoint_minutes"), int | float) else "",
+            f"expected loss {job['expected_lost_hours']:,.2f} h" if isinstance(job.get("expected_lost_hours"), int | float) else "",
+        ]
+        out.append(safe(f"  job ({', '.join(p for p in parts if p)}): " + " · ".join(f for f in facts if f), "dim"))
         out.append("\n")
     return out
 

@@ -70,16 +70,12 @@ def run(args: argparse.Namespace) -> int:
         raise FabricdocError("give either a report file or --sweep, not both")
     if args.report and not Path(args.report).is_file():
         raise FabricdocError(f"{args.report}: no such report file")
-    sweep = _sweep_fn(args.sweep) if args.sweep is not None else None
+    sweep, output = _sweep_fn(args.sweep) if args.sweep is not None else (None, None)
 
     from fabricdoc.tui.app import FabricdocApp
 
-    history = args.history
-    if history is None:
-        from fabricdoc.history import default_path
-
-        history = default_path()
-    app = FabricdocApp(args.report, sweep=sweep, export_path=args.export, history_path=history)
+    app = FabricdocApp(args.report, sweep=sweep, export_path=args.export or output, history_path=args.history,
+                       default_history=args.history is None)
     app.run()
     if app.error:
         raise FabricdocError(app.error)
@@ -87,8 +83,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _sweep_fn(sweep_argv: list[str]):
-    """Parse the sweep's own arguments with its own parser; return ``fn(progress) -> Report``."""
+    """Parse the sweep's own arguments with its own parser; return ``(fn(progress) -> Report, output)``.
+
+    The report is written to the sweep's ``-o`` (atomically) as soon as it exists,
+    so quitting the TUI afterwards loses nothing.
+    """
     try:
+        from fabricdoc.commands import sweep as sweep_command
         from fabricdoc.sweep import run_sweep
     except ImportError:
         raise FabricdocError("live sweep is not available in this build (fabricdoc.sweep is missing)") from None
@@ -97,9 +98,32 @@ def _sweep_fn(sweep_argv: list[str]):
     try:
         sweep_args = build_parser().parse_args(["sweep", *sweep_argv])
     except SystemExit as exc:  # argparse already printed the usage line
-        raise FabricdocError(f"bad sweep arguments: {' '.join(sweep_argv)}") from exc
+        raise FabricdocError(f"bad sweep arguments: {' '.join(sweep_argv) or '(none)'}") from exc
+    make_config = getattr(sweep_command, "config_from_args", None) or _config_from_args
+    cfg = make_config(sweep_args)
+    output = getattr(sweep_args, "output", None)
 
     def sweep(progress):
-        return run_sweep(sweep_args, progress=progress)
+        report = run_sweep(cfg, progress)
+        if output:
+            report.save(output)
+        return report
 
-    return sweep
+    return sweep, output
+
+
+def _config_from_args(args: argparse.Namespace):
+    """The SweepConfig `fabricdoc sweep` builds from the same flags (until it offers config_from_args)."""
+    from fabricdoc.sweep import SweepConfig
+
+    job_hosts = None
+    if getattr(args, "job_hosts", None):
+        from fabricdoc.commands._common import read_host_list
+
+        job_hosts = read_host_list(args.job_hosts)
+    return SweepConfig(
+        fabric=args.fabric, faults=args.faults, seed=args.seed, interval_s=args.interval, rules=args.rules,
+        retest=not args.no_retest, baseline=args.baseline, topology=args.topology, save_sample=args.save_sample,
+        include_topology=not args.no_topology, job_hosts=job_hosts, hours=args.hours,
+        checkpoint_minutes=args.checkpoint_minutes, timeout_s=args.timeout, history=args.history,
+    )
