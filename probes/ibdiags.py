@@ -695,6 +695,7 @@ _ILI_LINK = re.compile(
     r"^(?:(\d+)X\s+([\d.]+)\s+Gbps(?:\s+\(\w+\))?\s+)?(\w+)/\s*(\w+)$"
 )
 _ILI_REMOTE = re.compile(r'^(?:(0x[0-9a-fA-F]+)\s+)?(\d+)?\s*(\d+)?\[[^\]]*\]\s+"(.*)"\s+\((.*)\)$')
+_ILI_UNAVAILABLE = re.compile(r'^"Port not available"$')
 _STATE_NAMES = {"Initialize": "Init", "Init": "Init", "Down": "Down", "Armed": "Armed", "Active": "Active"}
 
 
@@ -748,7 +749,11 @@ def parse_iblinkinfo_lines(text: str, source: str = "iblinkinfo") -> list[IbLink
             raise ParseError(source, no, raw, "not an iblinkinfo node or port line")
         port_guid = guid_id(m.group(1)) if m.group(1) else None
         link = _ILI_LINK.match(m.group(4))
-        remote = _ILI_REMOTE.match(m.group(5).strip())
+        far = m.group(5).strip()
+        remote = _ILI_REMOTE.match(far)
+        if remote is None and _ILI_UNAVAILABLE.match(far):
+            # The link is up but the far end does not answer MADs (ibsim: Error "node"[port] 100).
+            remote = _ILI_REMOTE.match('[  ] "" ( )')
         if not link or not remote:
             raise ParseError(source, no, raw, "cannot read the link state or the remote end")
         state = _STATE_NAMES.get(link.group(3))

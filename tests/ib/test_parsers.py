@@ -372,3 +372,18 @@ def test_ibroute_keeps_an_entry_whose_destination_it_could_not_name():
     full = parse_ibroute(captured("ibroute", "leaf01"))
     assert r.lft == full.lft
     assert 9 not in r.destinations and 9 in full.destinations
+
+
+def test_iblinkinfo_far_end_not_answering_is_an_active_port_without_peer():
+    t = topo("mad_drops")
+    states = parse_iblinkinfo(
+        captured("iblinkinfo", "port_not_available"), port_guid_to_node=t.port_guids(), lid_to_port=t.lids()
+    )
+    s = next(s for s in states if (s.node, s.port) == (LEAF01, 3))
+    assert (s.state, s.lanes, s.peer) == ("Active", 4, None)
+
+
+def test_a_port_that_drops_every_mad_vanishes_from_discovery_and_error_scans():
+    assert topo("mad_drops").node(NODE0003) is None
+    r = parse_ibqueryerrors(captured("ibqueryerrors", "mad_drops"))
+    assert r.nodes_checked == 21 and NODE0003 not in {c.node for c in r.counters}

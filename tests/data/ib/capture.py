@@ -86,6 +86,13 @@ def main() -> None:
         run("perfquery", "extended_loop", "-x", "-l", "3", "255", note=faults + " Extended, every port of leaf01.")
         run("perfquery", "ca_port", "6", "1", note=faults + " node0003 (LID 6) port 1.")
 
+        sim.send('Error "node0003"[1] 100')
+        drops = faults + ' Then `Error "node0003"[1] 100`: every MAD through node0003\'s port is dropped.'
+        run("iblinkinfo", "port_not_available", note=drops)
+        run("ibqueryerrors", "mad_drops", "--threshold-file", "/dev/null", note=drops)
+        run("ibnetdiscover", "mad_drops", note=drops)
+        sim.send('Error "node0003"[1] 0')
+
         n = sim.subnet_up_count()
         sim.send('Unlink "leaf04"[4]')
         sim.wait_resweep(n)
