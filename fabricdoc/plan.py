@@ -109,15 +109,20 @@ class Plan:
 
         All-pairs round-robin pairs every host with every other once
         (N-1 rounds for even N, N for odd), each pairing run rail by rail, so it
-        costs ``ports_per_host * N(N-1)/2`` port tests.
+        costs ``ports_per_host * N(N-1)/2`` port tests. ``host_pair_tests``
+        counts distinct (round, sender host, receiver host): on multi-rail hosts
+        one host pairing runs all its rails at once, like one nccl-tests job.
         """
         counts = Counter(min(c, 2) for c in self.coverage.values())
         n = self.hosts
         ap_tests = self.ports_per_host * n * (n - 1) // 2
         ap_rounds = n - 1 if n % 2 == 0 else n
+        host_pairs = len({(r, s.node, d.node) for r, s, d in self.tests()})
         return {
             "rounds": len(self.rounds),
             "tests": self.test_count,
+            "host_pair_tests": host_pairs,
+            "all_pairs_host_tests": n * (n - 1) // 2,
             "links": len(self.coverage),
             "covered_0": counts.get(0, 0),
             "covered_1": counts.get(1, 0),
@@ -250,7 +255,9 @@ def plan_sweep(
 ) -> Plan:
     """Plan bandwidth rounds covering every reachable cable ``min_cover`` times.
 
-    ``max_rounds`` defaults to :func:`round_budget` of the host count.
+    The shift rounds stop at ``max_rounds`` (default :func:`round_budget` of the
+    host count); repair may add rounds beyond the default on tiny fabrics,
+    where cover matters more than the budget, but never beyond an explicit ``max_rounds``.
     ``tries`` is how many other receivers an idle sender tries per round;
     ``repair_tries`` bounds the probing for each cable still short of cover.
     With ``separate`` the planner adds tests until no two cables share the
@@ -265,29 +272,35 @@ def plan_sweep(
     def short() -> set[LinkKey]:
         return {k for k in reachable if b.cover[k] < min_cover}
 
+    by_host: dict[str, list[PortRef]] = defaultdict(list)
+    for p in b.ports:
+        by_host[p.node].append(p)
+    host_names = list(by_host)
+    multi_rail = max(len(v) for v in by_host.values()) > 1
     for r in range(budget):
         if not short():
             break
-        k = _shift(r, m)
-        order = list(range(m))
-        b.rng.shuffle(order)
-        added = 0
-        idle: list[int] = []
-        for i in order:
-            test = (b.ports[i], b.ports[(i + k) % m])
-            if b.ok_pair(*test) and b.fits(r, test) and b.gain(test, min_cover):
-                b.add(r, test)
-                added += 1
-            else:
-                idle.append(i)
-        for i in idle:
-            src = b.ports[i]
-            for _ in range(tries):
-                test = (src, b.rng.choice(b.ports))
+        added = _host_shift_round(b, r, by_host, host_names, min_cover) if multi_rail else 0
+        if not multi_rail:
+            k = _shift(r, m)
+            order = list(range(m))
+            b.rng.shuffle(order)
+            idle: list[int] = []
+            for i in order:
+                test = (b.ports[i], b.ports[(i + k) % m])
                 if b.ok_pair(*test) and b.fits(r, test) and b.gain(test, min_cover):
                     b.add(r, test)
                     added += 1
-                    break
+                else:
+                    idle.append(i)
+            for i in idle:
+                src = b.ports[i]
+                for _ in range(tries):
+                    test = (src, b.rng.choice(b.ports))
+                    if b.ok_pair(*test) and b.fits(r, test) and b.gain(test, min_cover):
+                        b.add(r, test)
+                        added += 1
+                        break
         if not added:
             break
     keep = [i for i, t in enumerate(b.rounds) if t]
@@ -299,9 +312,9 @@ def plan_sweep(
         for test in b.through(link, repair_tries):
             if b.cover[link] >= min_cover:
                 break
-            b.place(test, budget)
+            b.place(test, max_rounds)
     if separate:
-        _separate(b, reachable, repair_tries, budget)
+        _separate(b, reachable, repair_tries, max_rounds)
     b.rounds = [t for t in b.rounds if t]
     return Plan(
         fabric_name=fabric.name,
@@ -323,6 +336,34 @@ def _shift(r: int, m: int) -> int:
     return k or 1
 
 
+def _host_shift_round(
+    b: _Builder, r: int, by_host: dict[str, list[PortRef]], hosts: list[str], need: int
+) -> int:
+    """Multi-rail hosts: host i tests host i+k on every rail it can, so a round is one host pairing.
+
+    Each NIC of the sender takes the first NIC of the receiver (its own rail
+    first) whose path is free in this round and adds coverage; on rail fabrics
+    routed by global index a cross-rail partner is what reaches the other uplinks.
+    """
+    k = _shift(r, len(hosts))
+    order = list(range(len(hosts)))
+    b.rng.shuffle(order)
+    added = 0
+    for i in order:
+        srcs = list(by_host[hosts[i]])
+        dsts = by_host[hosts[(i + k) % len(hosts)]]
+        b.rng.shuffle(srcs)
+        for src in srcs:
+            same = [d for d in dsts if d.port == src.port]
+            for dst in same + [d for d in dsts if d.port != src.port]:
+                test = (src, dst)
+                if b.ok_pair(src, dst) and b.fits(r, test) and b.gain(test, need):
+                    b.add(r, test)
+                    added += 1
+                    break
+    return added
+
+
 def _groups(b: _Builder, reachable: set[LinkKey]) -> list[list[LinkKey]]:
     by_sig: dict[tuple[int, ...], list[LinkKey]] = defaultdict(list)
     for k in reachable:
@@ -335,7 +376,7 @@ def _ambiguous_count(b: _Builder, reachable: set[LinkKey]) -> int:
     return sum(len(g) for g in _groups(b, reachable))
 
 
-def _separate(b: _Builder, reachable: set[LinkKey], tries: int, budget: int) -> None:
+def _separate(b: _Builder, reachable: set[LinkKey], tries: int, budget: int | None) -> None:
     """Add tests until cables that share a signature are told apart (where possible)."""
     for _ in range(3):
         groups = _groups(b, reachable)

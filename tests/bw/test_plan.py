@@ -53,6 +53,8 @@ def test_rail_optimized_256_hosts_8_rails_meets_targets():
     plan = plan_sweep(f)
     _check_targets(f, plan)
     assert plan.ports_per_host == 8
+    s = plan.stats()
+    assert s["host_pair_tests"] <= 0.05 * s["all_pairs_host_tests"]  # also against host-level all-pairs
 
 
 def test_three_level_fat_tree_plan_is_valid():
