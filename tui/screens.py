@@ -1091,6 +1091,7 @@ class SweepScreen(Screen[None]):
         self.query_one("#sweep-stage", Label).update(safe(f"{stage}: {done:,} of {total:,}" if total else stage))
 
     def _failed(self, message: str) -> None:
+        self.app.error = f"sweep failed: {message}"  # type: ignore[attr-defined]  # quitting now exits 2
         self.query_one("#sweep-stage", Label).update(Text("sweep failed", style="bold red"))
         self.query_one("#sweep-log", RichLog).write(Text(message, style="red"))
         self.app.notify(message, title="sweep failed", severity="error", markup=False, timeout=10)
