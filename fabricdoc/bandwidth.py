@@ -111,9 +111,11 @@ def read_journal(path: str | os.PathLike[str]) -> list[tuple[str, PairResult]]:
 class Journal:
     """Append-only JSON-lines file; every line is flushed and fsynced when written."""
 
-    def __init__(self, path: str | os.PathLike[str], fabric_name: str) -> None:
+    def __init__(self, path: str | os.PathLike[str], fabric_name: str, *, append: bool = True) -> None:
         self.path = Path(path)
         self._lock = threading.Lock()
+        if not append and self.path.exists():
+            self.path.unlink()  # a new sweep, not a resumed one: old results are not this run's
         fresh = not self.path.exists() or self.path.stat().st_size == 0
         if not fresh:
             data = self.path.read_bytes()
@@ -152,7 +154,7 @@ def run_plan(
     """Run every test of ``plan``; return the results of all its tests, journaled ones included.
 
     With ``resume`` a test already in the journal (same phase, round, src, dst)
-    is not run again. ``on_interrupt`` is called on Ctrl-C before re-raising
+    is not run again and new results are appended; without it the journal starts afresh. ``on_interrupt`` is called on Ctrl-C before re-raising
     (pass :func:`fabricdoc.probes.launch.kill_running` to stop tests in flight).
     """
     phase = plan.purpose
@@ -160,7 +162,7 @@ def run_plan(
     if resume and journal is not None:
         for ph, r in read_journal(journal):
             done[(ph, r.round, r.src, r.dst)] = r
-    jr = Journal(journal, fabric.name) if journal is not None else None
+    jr = Journal(journal, fabric.name, append=resume) if journal is not None else None
     total = plan.test_count
     results: list[PairResult] = []
     count = 0
@@ -229,3 +231,76 @@ def launcher_runner(launcher: Any, *, timeout_s: float = 120.0, base_port: int =
         return run_pair(launcher, pair, timeout_s)
 
     return run
+
+
+# -- the bandwidth part of a sweep --------------------------------------------------
+@dataclass
+class BandwidthSweep:
+    """What the planned rounds and the targeted re-test measured."""
+
+    plan: Plan
+    results: list[PairResult]
+    suspects: list[Any]  # LinkKeys the first pass blamed
+    retest: Plan | None
+    retest_results: list[PairResult]
+
+    @property
+    def pairs(self) -> list[PairResult]:
+        """Every result, sweep then re-test: what ``Observations.pairs`` should hold."""
+        return [*self.results, *self.retest_results]
+
+
+def suspects_from_findings(fabric: Fabric, findings: Iterable[Any]) -> list[Any]:
+    """Cables named by link findings, in finding order (what the re-test should probe)."""
+    from fabricdoc.model import LinkKey
+
+    out: list[LinkKey] = []
+    for f in findings:
+        if getattr(f, "kind", None) != "link" or not f.endpoints or len(f.endpoints) != 2:
+            continue
+        key = LinkKey.of(PortRef(*f.endpoints[0]), PortRef(*f.endpoints[1]))
+        if key in fabric.links and key not in out:
+            out.append(key)
+    return out
+
+
+def sweep_bandwidth(
+    fabric: Fabric,
+    runner: PairRunner,
+    *,
+    journal: str | os.PathLike[str] | None = None,
+    resume: bool = False,
+    bidirectional: bool = False,
+    retest: bool = True,
+    max_parallel: int = 8,
+    progress: Progress | None = None,
+    on_interrupt: Callable[[], object] | None = None,
+    localize_options: Any = None,
+    seed: int = 0,
+) -> BandwidthSweep:
+    """Plan, run the rounds, localize from them, then re-test around the suspects.
+
+    Pass ``bidirectional=True`` when the runner runs nccl-tests or all_reduce
+    (both directions loaded). The journal holds both phases; ``resume`` skips
+    finished tests of either.
+    """
+    from fabricdoc.localize import localize
+    from fabricdoc.model import Observations
+    from fabricdoc.plan import plan_sweep, retest_plan
+
+    plan = plan_sweep(fabric, bidirectional=bidirectional, seed=seed)
+    kw: dict[str, Any] = dict(journal=journal, resume=resume, max_parallel=max_parallel,
+                              progress=progress, on_interrupt=on_interrupt)  # fmt: skip
+    results = run_plan(fabric, plan, runner, **kw)
+    suspects: list[Any] = []
+    second: Plan | None = None
+    again: list[PairResult] = []
+    if retest:
+        args = (fabric, Observations(pairs=results))
+        findings = localize(*args, localize_options) if localize_options is not None else localize(*args)
+        suspects = suspects_from_findings(fabric, findings)
+        if suspects:
+            second = retest_plan(fabric, suspects, bidirectional=bidirectional, seed=seed + 1)
+            kw["resume"] = True  # append to this run's journal; skip re-tests a killed run finished
+            again = run_plan(fabric, second, runner, **kw)
+    return BandwidthSweep(plan, results, suspects, second, again)

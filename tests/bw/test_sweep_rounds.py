@@ -87,3 +87,36 @@ def test_expected_bandwidth_is_the_slowest_cable_on_the_path():
     a, b = f.host_ports()
     f.links[f.path(a, b)[1]].lanes = 1
     assert expected_gbps(f, a, b) == 100.0
+
+
+class SlowLink(Runner):
+    """Stand-in runner for a fabric whose one cable delivers 30%: enough to exercise the re-test wiring."""
+
+    def __init__(self, fabric, bad, **kw) -> None:
+        super().__init__(**kw)
+        self.fabric, self.bad = fabric, bad
+
+    def __call__(self, spec: Spec) -> PairResult:
+        r = super().__call__(spec)
+        if self.bad in self.fabric.path(spec.src, spec.dst):
+            return PairResult(r.src, r.dst, "ok", r.busbw_gbps * 0.33, expected_gbps=r.expected_gbps, round=r.round)
+        return r
+
+
+def test_sweep_retests_the_suspect_and_a_killed_retest_resumes(tmp_path):
+    from fabricdoc.bandwidth import sweep_bandwidth
+    from fabricdoc.model import LinkKey, PortRef
+
+    f = fat_tree_2(4, 2, 2)
+    bad = LinkKey.of(PortRef("leaf03", 3), PortRef("spine01", 3))
+    journal = tmp_path / "bw.jsonl"
+    done = sweep_bandwidth(f, SlowLink(f, bad), journal=journal, max_parallel=1)
+    assert done.suspects[:1] == [bad]
+    assert done.retest is not None and done.retest_results
+    assert all(bad in f.path(r.src, r.dst) for r in done.retest_results if done.retest.targets[(r.src, r.dst)] == bad)
+    phases = [ph for ph, _ in read_journal(journal)]
+    assert phases.count("sweep") == done.plan.test_count and phases.count("retest") == done.retest.test_count
+    # A fresh sweep (no resume) starts a new journal; a resumed one runs nothing twice.
+    again = SlowLink(f, bad)
+    sweep_bandwidth(f, again, journal=journal, resume=True, max_parallel=1)
+    assert again.ran == []
