@@ -154,7 +154,8 @@ def run_plan(
     """Run every test of ``plan``; return the results of all its tests, journaled ones included.
 
     With ``resume`` a test already in the journal (same phase, round, src, dst)
-    is not run again and new results are appended; without it the journal starts afresh. ``on_interrupt`` is called on Ctrl-C before re-raising
+    is not run again. Results are always appended, so a sweep's re-test phase
+    lands in the same journal as its rounds. ``on_interrupt`` is called on Ctrl-C before re-raising
     (pass :func:`fabricdoc.probes.launch.kill_running` to stop tests in flight).
     """
     phase = plan.purpose
@@ -162,7 +163,7 @@ def run_plan(
     if resume and journal is not None:
         for ph, r in read_journal(journal):
             done[(ph, r.round, r.src, r.dst)] = r
-    jr = Journal(journal, fabric.name, append=resume) if journal is not None else None
+    jr = Journal(journal, fabric.name) if journal is not None else None
     total = plan.test_count
     results: list[PairResult] = []
     count = 0
@@ -251,12 +252,12 @@ class BandwidthSweep:
 
 
 def suspects_from_findings(fabric: Fabric, findings: Iterable[Any]) -> list[Any]:
-    """Cables named by link findings, in finding order (what the re-test should probe)."""
+    """Cables named by link (and host-cable "nic") findings, in order: what the re-test probes."""
     from fabricdoc.model import LinkKey
 
     out: list[LinkKey] = []
     for f in findings:
-        if getattr(f, "kind", None) != "link" or not f.endpoints or len(f.endpoints) != 2:
+        if getattr(f, "kind", None) not in ("link", "nic") or not f.endpoints or len(f.endpoints) != 2:
             continue
         key = LinkKey.of(PortRef(*f.endpoints[0]), PortRef(*f.endpoints[1]))
         if key in fabric.links and key not in out:

@@ -116,7 +116,7 @@ def test_sweep_retests_the_suspect_and_a_killed_retest_resumes(tmp_path):
     assert all(bad in f.path(r.src, r.dst) for r in done.retest_results if done.retest.targets[(r.src, r.dst)] == bad)
     phases = [ph for ph, _ in read_journal(journal)]
     assert phases.count("sweep") == done.plan.test_count and phases.count("retest") == done.retest.test_count
-    # A fresh sweep (no resume) starts a new journal; a resumed one runs nothing twice.
+    # Resumed after it finished, it runs nothing twice.
     again = SlowLink(f, bad)
     sweep_bandwidth(f, again, journal=journal, resume=True, max_parallel=1)
     assert again.ran == []
