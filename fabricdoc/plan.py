@@ -45,6 +45,15 @@ DirEdge = tuple[LinkKey, bool]  # (cable, True when traversed from key.a to key.
 _GOLDEN = (math.sqrt(5) - 1) / 2
 
 
+BIDIRECTIONAL_TESTS = frozenset({"all_reduce"})
+
+
+def is_bidirectional(test: str) -> bool:
+    """Whether a PairResult's test loads both directions: torch all_reduce, and every
+    two-rank nccl-tests run (``nccl-tests:*``: sendrecv_perf sends each rank to the other)."""
+    return test in BIDIRECTIONAL_TESTS or test.startswith("nccl-tests:")
+
+
 def tested_links(fabric: Fabric, src: PortRef, dst: PortRef, bidirectional: bool = False) -> tuple[LinkKey, ...]:
     """Cables one test loads: its forward path, plus the reverse path when bidirectional."""
     fwd = fabric.path(src, dst)

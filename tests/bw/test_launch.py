@@ -109,3 +109,23 @@ def test_pair_whose_peer_died_is_killed_and_recorded_hung():
     r = run_pair(_PeerDies(), PairSpec(A, B, port=29573, round=3), timeout_s=8)
     assert r.status == "hung" and r.round == 3 and (r.src, r.dst) == (A, B)
     assert time.monotonic() - started < 20
+
+
+def test_nccl_tests_output_becomes_a_pair_result_with_wrong_kept_apart():
+    from pathlib import Path
+
+    from fabricdoc.probes.launch import RawRun, pair_result
+
+    from fabricdoc.plan import is_bidirectional
+
+    data = Path(__file__).parent.parent / "data" / "nccl"
+    spec = PairSpec(A, B, program="nccl-tests", test="all_reduce", expected_gbps=400.0)
+    real = (data / "real" / "all_reduce_2x1_h200_dranet.log").read_text()
+    ok = pair_result(spec, RawRun("ok", [0], [real], [""], 12.0))
+    assert ok.status == "ok" and ok.busbw_gbps == pytest.approx(255.12) and ok.ratio == pytest.approx(0.6378)
+    bad = (data / "slow_link" / "all_reduce_node0007_node0008.log").read_text()
+    assert pair_result(spec, RawRun("ok", [0], [bad], [""], 12.0)).status == "wrong"
+    cut = (data / "slow_link" / "truncated_killed_mid_run.log").read_text()
+    err = pair_result(spec, RawRun("error", [1], [cut], ["mpirun: killed"], 3.0))
+    assert err.status == "error" and ":54" in (err.error or "")  # the parse error names the cut line
+    assert is_bidirectional("nccl-tests:sendrecv") and is_bidirectional("all_reduce") and not is_bidirectional("sendrecv")
