@@ -303,7 +303,7 @@ HELP = """\
 fabricdoc tui — keys
 
   1-5          overview · findings · hosts · links · impact
-  tab          next tab (shift+tab: previous)
+  tab          move focus (tab bar, table, filter)
   j / k, ↑ ↓   move in a table or the tree; pgup/pgdn, g/G top/bottom
   enter        open the selected finding, host, link or switch
   escape       back / close the filter
@@ -315,7 +315,8 @@ fabricdoc tui — keys
   ?            this help
   q            quit
 
-The mouse works: click tabs, rows, column headers (sort) and tree nodes.
+The mouse works: click tabs, tree nodes, column headers (findings: sort)
+and rows (a second click on the highlighted row opens it); the wheel scrolls.
 """
 
 
@@ -401,7 +402,7 @@ class DetailScreen(Screen[None]):
             if not fs:
                 text.append("none: this component is healthy in this report\n", style="green")
             yield Panel(text, id="detail-findings")
-            yield Label("Counter history", classes="section")
+            yield Label("History (counter rates across sweeps, bandwidth tests by round)", classes="section")
             yield HistoryView(self._history(), id="detail-history")
         yield Footer()
 

@@ -371,7 +371,8 @@ class HistoryView(Vertical):
             return
         for name, values in self.series.items():
             last = fmt_num(values[-1]) if values else "—"
-            yield Label(safe(f"{name}  ({len(values)} samples, last {last}, max {fmt_num(max(values))})"))
+            yield Label(safe(f"{name}  ({len(values)} samples: min {fmt_num(min(values))}, "
+                             f"max {fmt_num(max(values))}, last {last})"))
             yield Sparkline(values, summary_function=max, classes="history")
 
 
