@@ -71,6 +71,29 @@ class _Log:
         return result
 
 
+    def fail(self, probe: str, target: str, exc: FabricdocError) -> None:
+        """Turn the ok ProbeRun of a tool whose output then failed to parse into an error."""
+        for i in range(len(self.runs) - 1, -1, -1):
+            r = self.runs[i]
+            if r.probe == probe and r.target == target and r.status == "ok":
+                self.runs[i] = replace(r, status="error", error=_one_line(exc))
+                return
+        self.runs.append(ProbeRun(probe, target, "error", 0.0, _one_line(exc)))
+
+    def parse(self, probe: str, target: str, fn: Callable[[], Any]) -> Any:
+        """Parse a finished run's output; a ParseError marks that run failed and gives None."""
+        try:
+            return fn()
+        except FabricdocError as exc:
+            self.fail(probe, target, exc)
+            return None
+
+
+def _epoch_mid(run: ibdiags.ToolRun) -> float:
+    """Wall-clock time at the middle of a tool run (counters were read somewhere in it)."""
+    return time.time() - (time.monotonic() - run.started - run.duration_s / 2)
+
+
 def _one_line(exc: BaseException) -> str:
     text = str(exc).replace("\n", " ")
     return text if len(text) <= 300 else text[:297] + "..."
@@ -88,29 +111,21 @@ def _topology(runner: IbRunner) -> IbTopology:
     return ibdiags.parse_ibnetdiscover(run.stdout, source="ibnetdiscover")
 
 
-def _linkinfo(runner: IbRunner, topo: IbTopology, log: _Log) -> list[PortState]:
+def _linkinfo_parse(run: Any, topo: IbTopology, log: _Log) -> list[PortState]:
     """iblinkinfo's states; an output that covers fewer nodes than ibnetdiscover saw is
     recorded as an error (cut short at a line boundary) and what it did give is kept."""
-
-    def read() -> list[PortState]:
-        run = runner.iblinkinfo()
-        return ibdiags.parse_iblinkinfo(
-            run.stdout, source="iblinkinfo", port_guid_to_node=topo.port_guids(), lid_to_port=topo.lids()
-        )
-
-    states = log.call("iblinkinfo", "fabric", read)
+    if run is None:
+        return []
+    states = log.parse("iblinkinfo", "fabric", lambda: ibdiags.parse_iblinkinfo(
+        run.stdout, source="iblinkinfo", port_guid_to_node=topo.port_guids(), lid_to_port=topo.lids()))
     if states is None:
         return []
     seen = {s.node for s in states}
     missing = [n for n in topo.nodes if n.guid not in seen]
     if topo.nodes and missing:
         first = missing[0].description or missing[0].guid
-        log.runs[-1] = replace(
-            log.runs[-1],
-            status="error",
-            error=f"iblinkinfo: output ends early: lists {len(seen)} of {len(topo.nodes)} nodes "
-            f"(no {first!r})",
-        )
+        log.fail("iblinkinfo", "fabric", ParseError(
+            "iblinkinfo", 0, "", f"output ends early: lists {len(seen)} of {len(topo.nodes)} nodes (no {first!r})"))
     return states
 
 
@@ -146,15 +161,19 @@ def discover(runner: IbRunner, *, progress: Progress | None = None, with_routes:
     log = _Log(progress)
     log.progress("ibnetdiscover", 0, 1)
     start = time.monotonic()
-    try:
-        topo = _topology(runner)
-    except FabricdocError as exc:
-        runner.probe_runs.append(
-            ProbeRun("ibnetdiscover", "fabric", getattr(exc, "status", "error"), time.monotonic() - start, _one_line(exc))
-        )
-        raise
-    log.runs.append(ProbeRun("ibnetdiscover", "fabric", "ok", time.monotonic() - start))
-    states = _linkinfo(runner, topo, log)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        link_run = pool.submit(log.call, "iblinkinfo", "fabric", runner.iblinkinfo)
+        try:
+            topo = _topology(runner)
+        except FabricdocError as exc:
+            link_run.result()
+            runner.probe_runs.append(
+                ProbeRun("ibnetdiscover", "fabric", getattr(exc, "status", "error"), time.monotonic() - start,
+                         _one_line(exc))
+            )
+            raise
+        log.runs.append(ProbeRun("ibnetdiscover", "fabric", "ok", time.monotonic() - start))
+        states = _linkinfo_parse(link_run.result(), topo, log)
     lfts = _lfts(runner, topo, log) if with_routes else None
     fabric = ibfabric.fabric_from_ib(
         topo,
@@ -186,32 +205,29 @@ def expected_fabric(
 # -- sampling ----------------------------------------------------------------
 
 
-def sample_counters(runner: IbRunner, topo: IbTopology | None, log: _Log, label: str) -> list[PortCounters]:
-    """One whole-fabric counter sample: ibqueryerrors for errors, ``--counters`` for data.
+def _sample_runs(runner: IbRunner, log: _Log, label: str, pool: ThreadPoolExecutor) -> tuple[Any, Any]:
+    """Start one whole-fabric counter sample: ibqueryerrors for errors, ``--counters`` for data."""
+    err = pool.submit(log.call, "ibqueryerrors", label, runner.ibqueryerrors)
+    dat = pool.submit(log.call, "ibqueryerrors --counters", label, lambda: runner.ibqueryerrors(counters=True))
+    return err, dat
+
+
+def _sample_merge(err_run: Any, dat_run: Any, topo: IbTopology | None, log: _Log, label: str) -> list[PortCounters]:
+    """Merge one sample's two scans into one PortCounters per cabled port.
 
     Error counters of a port ibqueryerrors checked but did not list are zero
-    (thresholds are all zero); if the error run failed they stay unknown
+    (thresholds are all zero); if the error scan failed they stay unknown
     (``None``). Switch port 0 (the management port) is dropped.
     """
     guids = topo.port_guids() if topo is not None else {}
-
-    def errors() -> ibdiags.IbQueryErrors:
-        run = runner.ibqueryerrors()
-        return ibdiags.parse_ibqueryerrors(
-            run.stdout, source="ibqueryerrors", timestamp=time.time(), port_guid_to_node=guids
-        )
-
-    def data() -> ibdiags.IbQueryErrors:
-        run = runner.ibqueryerrors(counters=True)
-        return ibdiags.parse_ibqueryerrors(
-            run.stdout, source="ibqueryerrors --counters", timestamp=time.time(), port_guid_to_node=guids
-        )
-
-    # The two whole-fabric scans are independent: run them side by side.
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        err_f = pool.submit(log.call, "ibqueryerrors", label, errors)
-        dat_f = pool.submit(log.call, "ibqueryerrors --counters", label, data)
-        err, dat = err_f.result(), dat_f.result()
+    err = dat = None
+    if err_run is not None:
+        err = log.parse("ibqueryerrors", label, lambda: ibdiags.parse_ibqueryerrors(
+            err_run.stdout, source="ibqueryerrors", timestamp=_epoch_mid(err_run), port_guid_to_node=guids))
+    if dat_run is not None:
+        dat = log.parse("ibqueryerrors --counters", label, lambda: ibdiags.parse_ibqueryerrors(
+            dat_run.stdout, source="ibqueryerrors --counters", timestamp=_epoch_mid(dat_run),
+            port_guid_to_node=guids))
     now = time.time()
     # (node, port) tuples as keys: hashing them is much cheaper than hashing PortRef dataclasses.
     ports: dict[tuple[str, int], dict[str, int | None]] = {}
@@ -255,6 +271,14 @@ def sample_counters(runner: IbRunner, topo: IbTopology | None, log: _Log, label:
     return out
 
 
+def sample_counters(runner: IbRunner, topo: IbTopology | None, log: _Log, label: str) -> list[PortCounters]:
+    """One whole-fabric counter sample (both scans side by side), merged per port."""
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        err, dat = _sample_runs(runner, log, label, pool)
+        err_run, dat_run = err.result(), dat.result()
+    return _sample_merge(err_run, dat_run, topo, log, label)
+
+
 def missing_link_states(expected: Fabric, live: IbTopology | None) -> list[PortState]:
     """``Down`` states for both ends of every expected link the live fabric does not show."""
     if live is None:
@@ -289,15 +313,27 @@ def collect(
     log = _Log(progress)
     first_run = len(runner.runs)
     t0 = time.monotonic()
-    topo = log.call("ibnetdiscover", "fabric", lambda: _topology(runner))
-    log.progress("ibnetdiscover", 1, 4)
-    states = ibfabric.cap_supported(_linkinfo(runner, topo or IbTopology(()), log))
-    states += missing_link_states(fabric, topo)
-    log.progress("iblinkinfo", 2, 4)
+    before: list[PortCounters] = []
     if baseline is not None:
         before = load_sample(baseline) if isinstance(baseline, str | Path) else list(baseline)
-    else:
-        before = sample_counters(runner, topo, log, "sample 1")
+    # The fabric-wide scans are independent: run them side by side (4 ibsim clients at most)
+    # and parse each once ibnetdiscover has given the GUID and LID maps.
+    with ThreadPoolExecutor(max_workers=MAX_PARALLEL) as pool:
+        disc = pool.submit(log.call, "ibnetdiscover", "fabric", runner.ibnetdiscover)
+        link = pool.submit(log.call, "iblinkinfo", "fabric", runner.iblinkinfo)
+        first = _sample_runs(runner, log, "sample 1", pool) if baseline is None else None
+        disc_run = disc.result()
+        topo = None
+        if disc_run is not None:
+            topo = log.parse("ibnetdiscover", "fabric", lambda: ibdiags.parse_ibnetdiscover(
+                disc_run.stdout, source="ibnetdiscover"))
+        log.progress("ibnetdiscover", 1, 4)
+        states = ibfabric.cap_supported(_linkinfo_parse(link.result(), topo or IbTopology(()), log))
+        states += missing_link_states(fabric, topo)
+        log.progress("iblinkinfo", 2, 4)
+        if first is not None:
+            before = _sample_merge(first[0].result(), first[1].result(), topo, log, "sample 1")
+    if baseline is None:
         log.progress("interval", 2, 4)
         deadline = time.monotonic() + max(interval_s, 0.0)
         while (left := deadline - time.monotonic()) > 0:

@@ -112,7 +112,8 @@ class IbRunner:
     and ``cwd`` override the environment and working directory; ``tool_paths``
     maps a tool name to the executable to run (default: found on ``PATH``);
     ``tool_timeouts`` overrides ``timeout_s`` per tool (ibnetdiscover on a large
-    fabric needs longer than perfquery on one port).
+    fabric needs longer than perfquery on one port); ``retries`` re-runs a tool
+    that exited with an error status.
     """
 
     def __init__(
@@ -125,8 +126,10 @@ class IbRunner:
         tool_paths: Mapping[str, str] | None = None,
         tool_timeouts: Mapping[str, float] | None = None,
         extra_args: Sequence[str] = (),
+        retries: int = 1,
     ) -> None:
         self.timeout_s = timeout_s
+        self.retries = retries
         self.tool_timeouts = dict(tool_timeouts or {})
         self.tool_paths = dict(tool_paths or {})
         self.extra_args = tuple(extra_args)
@@ -166,7 +169,22 @@ class IbRunner:
         return path
 
     def run(self, tool: str, *args: str, ok_codes: Sequence[int] = (0,), timeout_s: float | None = None) -> ToolRun:
-        """Run one tool; ProbeError when it is missing, times out (group killed) or fails."""
+        """Run one tool; ProbeError when it is missing, times out (group killed) or fails.
+
+        A run that exits with a failure status is tried ``retries`` more times: the
+        tools only read, and a lost MAD on a busy fabric fails a whole scan.
+        """
+        for attempt in range(self.retries + 1):
+            try:
+                return self._run_once(tool, args, ok_codes, timeout_s)
+            except ProbeError as exc:
+                if exc.status != "error" or attempt == self.retries:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _run_once(
+        self, tool: str, args: Sequence[str], ok_codes: Sequence[int], timeout_s: float | None
+    ) -> ToolRun:
         argv = (self.executable(tool), *self.extra_args, *args)
         limit = timeout_s if timeout_s is not None else self.tool_timeouts.get(tool, self.timeout_s)
         start = time.monotonic()

@@ -89,3 +89,15 @@ def test_the_ibsim_preload_is_set_and_runs_in_a_scratch_dir(tmp_path):
     finally:
         runner.close()
     assert not Path(runner.cwd).exists()
+
+
+def test_a_tool_that_fails_once_is_retried_and_a_timeout_is_not(tmp_path):
+    marker = tmp_path / "ran-once"
+    stand_in(tmp_path, "ibnetdiscover", f'if [ -e {marker} ]; then echo ok; else touch {marker}; exit 1; fi')
+    runner = IbRunner(env={"PATH": f"{tmp_path}:/usr/bin:/bin"})
+    assert runner.ibnetdiscover().stdout == "ok\n"
+    count = tmp_path / "count"
+    stand_in(tmp_path, "iblinkinfo", f"echo x >> {count}; sleep 30")
+    with pytest.raises(ProbeError):
+        IbRunner(env={"PATH": f"{tmp_path}:/usr/bin:/bin"}, timeout_s=0.3).iblinkinfo()
+    assert count.read_text() == "x\n"
