@@ -31,6 +31,8 @@ def main() -> int:
     ap.add_argument("--spines", type=int, default=16)
     ap.add_argument("--hosts-per-leaf", type=int, default=32)
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds per tool run")
+    ap.add_argument("--perfquery", action="store_true",
+                    help="also time one sample taken the other way: perfquery -l and -x -l on every node")
     args = ap.parse_args()
     fabric = fat_tree_2(args.leaves, args.spines, args.hosts_per_leaf)
     with tempfile.TemporaryDirectory(prefix="fabricdoc-bench-ib-") as tmp:
@@ -53,6 +55,16 @@ def main() -> int:
             w0 = time.monotonic()
             findings = localize(live, obs)
             phases.append(("localize", time.monotonic() - w0, 0.0, 0))
+            if args.perfquery:
+                lids = sorted({n.lid for n in live.switches() if n.lid} | set(live.port_lids.values()))
+                n0, w0 = len(runner.runs), time.monotonic()
+                for lid in lids:
+                    port = None if lid in {n.lid for n in live.switches()} else 1
+                    runner.perfquery(lid, port)
+                    runner.perfquery(lid, port, extended=True)
+                per = (time.monotonic() - w0, busy_time(runner.runs[n0:]), len(runner.runs) - n0)
+                print(f"one sample with perfquery per node: {per[0]:.3f}s wall in {per[2]} runs "
+                      f"(ibqueryerrors: 2 runs per sample)")
     s = live.summary()
     print(f"fabric: fat_tree_2({args.leaves}, {args.spines}, {args.hosts_per_leaf}): "
           f"{s['hosts']} HCAs, {s['switches']} switches, {s['links']} links; ibsim+OpenSM up in {t_up:.2f}s")
