@@ -13,16 +13,15 @@ by this script, as their README says.
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parents[2]))
+from fabricdoc.probes.ibsim import IbSim
 
-from fabricdoc.generators import fat_tree_2  # noqa: E402
-from fabricdoc.ibfabric import write_netfile  # noqa: E402
-from fabricdoc.model import PortRef  # noqa: E402
-from fabricdoc.probes.ibsim import IbSim  # noqa: E402
+from fabricdoc.generators import fat_tree_2
+from fabricdoc.ibfabric import write_netfile
+from fabricdoc.model import PortRef
+
+HERE = Path(__file__).resolve().parent
 
 
 def build_fabric():
