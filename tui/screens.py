@@ -561,7 +561,6 @@ class MainScreen(Screen[None]):
         self._ensure("findings")
         self.query_one("#fabric-tree", Tree).focus()
         self._render_impact()
-        self._load_model()
 
     # -- tabs ------------------------------------------------------------------------
     def action_tab(self, tab: str) -> None:
@@ -618,6 +617,9 @@ class MainScreen(Screen[None]):
             table.set_rows(link_rows(ix))
         elif tab == "impact":
             self._fill_whatif()
+            # Built on first view, not at start: routing thousands of hosts holds the GIL
+            # and would make opening and scrolling the other tabs lag.
+            self._load_model()
 
     # -- overview ----------------------------------------------------------------
     def _overview_text(self) -> Text:
@@ -856,7 +858,7 @@ class MainScreen(Screen[None]):
                     live = {"nominal": model.busbw(None, "ring", "nominal"), "now": model.busbw(None, "ring", "now"),
                             "after_drain": model.what_if(drain).get("busbw_gbps")}
             except Exception as exc:  # a broken model must not take the TUI down
-                model, error = None, f"impact model not available: {exc}"
+                model, error = None, f"impact model not available: {type(exc).__name__}: {exc}"
         self.app.call_from_thread(self._model_ready, model, live, error)
 
     def _model_ready(self, model: Any, live: dict[str, Any] | None, error: str | None) -> None:
@@ -901,8 +903,7 @@ class MainScreen(Screen[None]):
             return
         ix = self.index
         self.what_if_drain = {nid for nid, name in ix.host_name.items() if name in ix.drain_reason}
-        self.loaded.discard("impact")
-        self._ensure("impact")
+        self._fill_whatif()
         self._recompute()
 
     def _recompute(self) -> None:

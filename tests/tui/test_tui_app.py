@@ -231,7 +231,7 @@ async def test_a_failing_impact_model_is_shown_not_fatal(report):
     async with app.run_test(size=SIZE) as pilot:
         screen = await wait_main(pilot)
         await pilot.press("5")
-        await wait_for(pilot, lambda: "impact model not available: no routes" in screen_text(app), what="the error")
+        await wait_for(pilot, lambda: "impact model not available: ValueError: no routes" in screen_text(app), what="the error")
         await pilot.press("d")
         assert app.is_running and screen.model is None
 
