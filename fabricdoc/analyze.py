@@ -67,7 +67,7 @@ def align(fabric: Fabric, obs: Observations) -> Observations:
                     unknown[n] = unknown.get(n, 0) + 1
             continue
         out.pairs.append(dataclasses.replace(
-            p, src=dataclasses.replace(p.src, node=src), dst=dataclasses.replace(p.dst, node=dst)))
+            p, src=p.src._replace(node=src), dst=p.dst._replace(node=dst)))
     for name, count in sorted(unknown.items()):
         out.probes.append(ProbeRun("align", name, "error", 0.0, f"{count} records name a node not in the fabric"))
     return out

@@ -184,39 +184,57 @@ def raw_delta(before: int | None, after: int | None, cdef: CounterDef, width_bit
 
 
 def deltas(
-    before: Iterable[PortCounters], after: Iterable[PortCounters]
+    before: Iterable[PortCounters], after: Iterable[PortCounters], *, changed_only: bool = False
 ) -> list[CounterDelta]:
     """Per-port, per-canonical-counter deltas between two samples of the same ports.
 
-    Ports present in only one sample are skipped; counters the device did not
-    report (``None``) give no delta, so missing is never read as zero.
+    Samples pair up by node, port, interface and probe source. Ports present in
+    only one sample are skipped; counters the device did not report (``None``)
+    give no delta, so missing is never read as zero. With ``changed_only``,
+    counters that did not move are left out (what threshold rules need).
     """
     first = {(c.node, c.port, c.ifname, c.source): c for c in before}
+    known: dict[tuple[str, ...], list[tuple[str, CounterDef, int]]] = {}
     out: list[CounterDelta] = []
     for cur in after:
         prev = first.get((cur.node, cur.port, cur.ifname, cur.source))
         if prev is None:
             continue
+        names = tuple(cur.values)
+        defs = known.get(names)
+        if defs is None:
+            defs = []
+            for name in names:
+                cdef = lookup(name)
+                if cdef is not None and cdef.cls != "gauge":
+                    defs.append((name, cdef, (1 << cdef.width_bits) - 1))
+            known[names] = defs
         interval = max(cur.timestamp - prev.timestamp, 0.0)
+        pv, cv = prev.values, cur.values
         acc: dict[str, list] = {}
-        for name, value in cur.values.items():
-            cdef = lookup(name)
-            if cdef is None or cdef.cls == "gauge":
+        for name, cdef, top in defs:
+            b, a = pv.get(name), cv[name]
+            if b is None or a is None:
                 continue
-            got = raw_delta(prev.values.get(name), value, cdef, cur.width_bits.get(name))
-            if got is None:
+            if a >= b and not cur.width_bits:
+                got = (a - b, cdef.saturating and a >= top, False)
+            else:
+                got = raw_delta(b, a, cdef, cur.width_bits.get(name))
+            if changed_only and got[0] == 0 and not got[2]:
                 continue
-            d, at_least, reset = got
-            slot = acc.setdefault(cdef.canonical, [0.0, False, False, []])
-            slot[0] += d * cdef.scale
-            slot[1] |= at_least
-            slot[2] |= reset
-            slot[3].append(name)
+            slot = acc.get(cdef.canonical)
+            if slot is None:
+                acc[cdef.canonical] = [got[0] * cdef.scale, got[1], got[2], [name]]
+            else:
+                slot[0] += got[0] * cdef.scale
+                slot[1] |= got[1]
+                slot[2] |= got[2]
+                slot[3].append(name)
+        if not acc:
+            continue
         ref = PortRef(cur.node, cur.port)
-        for canon, (value, at_least, reset, names) in acc.items():
-            out.append(
-                CounterDelta(ref, canon, value, interval, at_least, reset, tuple(sorted(names)))
-            )
+        for canon, (value, at_least, reset, raw) in acc.items():
+            out.append(CounterDelta(ref, canon, value, interval, at_least, reset, tuple(sorted(raw))))
     return out
 
 

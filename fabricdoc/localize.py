@@ -76,7 +76,7 @@ def _add(b: _Blame, fault: str, severity: str, confidence: float, ev: Evidence) 
 # -- direct evidence ----------------------------------------------------------
 
 def _from_counters(fabric: Fabric, obs: Observations, opt: Options, blame: dict[LinkKey, _Blame]) -> None:
-    ds = ctr.deltas(obs.before, obs.after)
+    ds = ctr.deltas(obs.before, obs.after, changed_only=True)
     for a in ctr.anomalies(ds, opt.rules):
         link = fabric.link_at(a.port)
         if link is None:

@@ -8,15 +8,18 @@ description is a label, never a key. Missing values are ``None``, never 0.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 NodeKind = Literal["host", "switch"]
 ProbeStatus = Literal["ok", "error", "timeout", "unsupported", "skipped"]
 
 
-@dataclass(frozen=True, order=True)
-class PortRef:
-    """One port of one node: ``node`` is the node id, ``port`` its 1-based number."""
+class PortRef(NamedTuple):
+    """One port of one node: ``node`` is the node id, ``port`` its 1-based number.
+
+    A NamedTuple rather than a dataclass: routing and localization hash millions
+    of these, and tuple hashing runs in C.
+    """
 
     node: str
     port: int
@@ -25,8 +28,7 @@ class PortRef:
         return f"{self.node}[{self.port}]"
 
 
-@dataclass(frozen=True)
-class LinkKey:
+class LinkKey(NamedTuple):
     """Canonical, order-free identity of a cable: the two ports sorted."""
 
     a: PortRef

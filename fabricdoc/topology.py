@@ -10,7 +10,6 @@ come from :meth:`Fabric.ecmp_paths`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 import networkx as nx
@@ -235,8 +234,9 @@ class _UpDown:
 
     A switch's level is its distance from the nearest host port (leaf = 1).
     A packet climbs until it reaches a switch with the destination's leaf
-    below it, choosing the up port by the destination index so destinations
-    spread evenly across spines, then descends.
+    below it, choosing among the up ports that still reach that leaf by the
+    destination index, so destinations spread evenly across spines, then
+    descends the same way. Tables are built once per fabric state.
     """
 
     def __init__(self, fabric: Fabric) -> None:
@@ -244,100 +244,137 @@ class _UpDown:
         self.level: dict[str, int] = {}
         self._levels()
         self.dst_index = {p: i for i, p in enumerate(fabric.host_ports())}
+        # hop[port] = (cable, the port at its far end), for every cabled port of a live link.
+        self.hop: dict[PortRef, tuple[LinkKey, PortRef]] = {}
+        for key, link in fabric.links.items():
+            if link.state != "down":
+                self.hop[key.a] = (key, key.b)
+                self.hop[key.b] = (key, key.a)
         self.up: dict[str, list[PortRef]] = {}
         self.down: dict[str, list[PortRef]] = {}
         for sw in fabric.switches():
             ups, downs = [], []
+            mine = self.level[sw.id]
             for p in range(1, sw.num_ports + 1):
                 here = PortRef(sw.id, p)
-                peer = fabric.peer(here)
-                if peer is None or fabric.links[LinkKey.of(here, peer)].state == "down":
+                far = self.hop.get(here)
+                if far is None:
                     continue
-                peer_level = self.level.get(peer.node, 0)
-                if peer_level > self.level[sw.id]:
+                peer_level = self.level.get(far[1].node, 0)
+                if peer_level > mine:
                     ups.append(here)
-                elif peer_level < self.level[sw.id]:
+                elif peer_level < mine:
                     downs.append(here)
             self.up[sw.id] = ups
             self.down[sw.id] = downs
+        by_level = sorted(fabric.switches(), key=lambda n: self.level[n.id])
         self.below: dict[str, frozenset[str]] = {}
-        for sw in sorted(fabric.switches(), key=lambda n: self.level[n.id]):
+        self.down_to: dict[str, dict[str, list[PortRef]]] = {}
+        for sw in by_level:
             leaves: set[str] = set()
-            if any(self.level.get(p.node, 0) == 0 for p in self._peers(self.down[sw.id])):
-                leaves.add(sw.id)
-            for peer in self._peers(self.down[sw.id]):
-                if peer.node in self.below:
-                    leaves |= self.below[peer.node]
+            table: dict[str, list[PortRef]] = {}
+            for port in self.down[sw.id]:
+                peer = self.hop[port][1].node
+                if self.level.get(peer, 0) == 0:
+                    leaves.add(sw.id)
+                    continue
+                for leaf in self.below.get(peer, ()):
+                    table.setdefault(leaf, []).append(port)
+            leaves.update(table)
             self.below[sw.id] = frozenset(leaves)
-
-    def _peers(self, ports: Iterable[PortRef]) -> Iterator[PortRef]:
-        for port in ports:
-            peer = self.f.peer(port)
-            if peer is not None:
-                yield peer
+            self.down_to[sw.id] = table
+        # Leaves a switch reaches by going up then down: an up port is only taken
+        # when the switch above still reaches the destination.
+        self.reach: dict[str, frozenset[str]] = {}
+        self.up_common: dict[str, frozenset[str]] = {}
+        interned: dict[frozenset[str], frozenset[str]] = {}  # equal sets share one object
+        for sw in reversed(by_level):
+            aboves = {}
+            for port in self.up[sw.id]:
+                above = self.reach.get(self.hop[port][1].node, frozenset())
+                aboves[id(above)] = above
+            leaves = set(self.below[sw.id])
+            for above in aboves.values():
+                leaves |= above
+            common = frozenset.intersection(*aboves.values()) if aboves else frozenset()
+            reach = frozenset(leaves)
+            self.reach[sw.id] = interned.setdefault(reach, reach)
+            self.up_common[sw.id] = interned.setdefault(common, common)
+        self._up_to: dict[tuple[str, str], list[PortRef]] = {}
 
     def _levels(self) -> None:
-        frontier = []
-        for host in self.f.hosts():
-            self.level[host.id] = 0
-            frontier.append(host.id)
+        adjacent: dict[str, list[str]] = {}
+        for key in self.f.links:
+            adjacent.setdefault(key.a.node, []).append(key.b.node)
+            adjacent.setdefault(key.b.node, []).append(key.a.node)
+        frontier = [h.id for h in self.f.hosts()]
+        self.level = dict.fromkeys(frontier, 0)
         while frontier:
             nxt = []
             for node_id in frontier:
-                for link in self.f.node_links(node_id):
-                    for end in (link.key.a, link.key.b):
-                        if end.node not in self.level:
-                            self.level[end.node] = self.level[node_id] + 1
-                            nxt.append(end.node)
+                for other in adjacent.get(node_id, ()):
+                    if other not in self.level:
+                        self.level[other] = self.level[node_id] + 1
+                        nxt.append(other)
             frontier = nxt
         for sw in self.f.switches():
             self.level.setdefault(sw.id, 1)
 
     def _leaf_of(self, port: PortRef) -> str:
-        peer = self.f.peer(port)
-        if peer is None:
-            raise TopologyError(f"host port {port} is not cabled")
-        return peer.node
+        far = self.hop.get(port)
+        if far is None:
+            raise TopologyError(f"host port {port} is not cabled (or its link is down)")
+        return far[1].node
+
+    def _ups_toward(self, here: str, dst_leaf: str) -> list[PortRef]:
+        if dst_leaf in self.up_common[here]:
+            return self.up[here]
+        key = (here, dst_leaf)
+        found = self._up_to.get(key)
+        if found is None:
+            found = [p for p in self.up[here] if dst_leaf in self.reach.get(self.hop[p][1].node, ())]
+            self._up_to[key] = found
+        return found
 
     def path(self, src: PortRef, dst: PortRef) -> tuple[LinkKey, ...]:
         if dst not in self.dst_index:
             raise TopologyError(f"{dst} is not a cabled host port")
         d = self.dst_index[dst]
         dst_leaf = self._leaf_of(dst)
-        hops = [LinkKey.of(src, self.f.peer(src))]  # type: ignore[arg-type]
-        here = self._leaf_of(src)
+        first = self.hop.get(src)
+        if first is None:
+            raise TopologyError(f"host port {src} is not cabled (or its link is down)")
+        hops = [first[0]]
+        here = first[1].node
         divisor = 1
-        guard = 0
-        while dst_leaf not in self.below[here]:
-            ups = self.up[here]
+        for _ in range(16):
+            if dst_leaf in self.below[here]:
+                break
+            ups = self._ups_toward(here, dst_leaf)
             if not ups:
                 raise TopologyError(f"no up route from {here!r} toward {dst}")
-            out = ups[(d // divisor) % len(ups)]
+            key, far = self.hop[ups[(d // divisor) % len(ups)]]
             divisor *= len(ups)
-            peer = self.f.peer(out)
-            assert peer is not None
-            hops.append(LinkKey.of(out, peer))
-            here = peer.node
-            guard += 1
-            if guard > 16:
-                raise TopologyError(f"no route {src} -> {dst}")
+            hops.append(key)
+            here = far.node
+        else:
+            raise TopologyError(f"no route {src} -> {dst}")
         while here != dst_leaf:
-            cands = [p for p in self.down[here] if dst_leaf in self.below.get(self.f.peer(p).node, ())]  # type: ignore[union-attr]
+            cands = self.down_to[here].get(dst_leaf)
             if not cands:
                 raise TopologyError(f"no down route from {here!r} toward {dst}")
-            out = cands[(d // divisor) % len(cands)]
+            key, far = self.hop[cands[(d // divisor) % len(cands)]]
             divisor *= len(cands)
-            peer = self.f.peer(out)
-            assert peer is not None
-            hops.append(LinkKey.of(out, peer))
-            here = peer.node
-        hops.append(LinkKey.of(dst, self.f.peer(dst)))  # type: ignore[arg-type]
+            hops.append(key)
+            here = far.node
+        hops.append(self.hop[dst][0])
         return tuple(hops)
 
     def all_paths(self, src: PortRef, dst: PortRef, limit: int) -> list[tuple[LinkKey, ...]]:
         dst_leaf = self._leaf_of(dst)
-        first = LinkKey.of(src, self.f.peer(src))  # type: ignore[arg-type]
-        last = LinkKey.of(dst, self.f.peer(dst))  # type: ignore[arg-type]
+        src_leaf = self._leaf_of(src)
+        first = self.hop[src][0]
+        last = self.hop[dst][0]
         out: list[tuple[LinkKey, ...]] = []
 
         def down(node: str, acc: list[LinkKey]) -> None:
@@ -346,10 +383,9 @@ class _UpDown:
             if node == dst_leaf:
                 out.append((first, *acc, last))
                 return
-            for p in self.down[node]:
-                peer = self.f.peer(p)
-                if peer and dst_leaf in self.below.get(peer.node, ()):
-                    down(peer.node, [*acc, LinkKey.of(p, peer)])
+            for p in self.down_to[node].get(dst_leaf, ()):
+                key, far = self.hop[p]
+                down(far.node, [*acc, key])
 
         def up(node: str, acc: list[LinkKey]) -> None:
             if len(out) >= limit:
@@ -357,10 +393,9 @@ class _UpDown:
             if dst_leaf in self.below[node]:
                 down(node, acc)
                 return
-            for p in self.up[node]:
-                peer = self.f.peer(p)
-                if peer:
-                    up(peer.node, [*acc, LinkKey.of(p, peer)])
+            for p in self._ups_toward(node, dst_leaf):
+                key, far = self.hop[p]
+                up(far.node, [*acc, key])
 
-        up(self._leaf_of(src), [])
+        up(src_leaf, [])
         return out

@@ -107,3 +107,15 @@ def test_ecmp_paths_list_every_spine():
     paths = fabric.ecmp_paths(PortRef("node0001", 1), PortRef("node0005", 1))
     assert len(paths) == 4
     assert fabric.path(PortRef("node0001", 1), PortRef("node0005", 1)) in paths
+
+
+def test_a_down_spine_link_never_strands_a_route():
+    # leaf01 -> node0004 (under leaf02) must not climb to spine01 once spine01--leaf02 is down.
+    fabric = fat_tree_2(2, 2, 2)
+    fabric.links[fabric.link_at(PortRef("spine01", 2)).key].state = "down"
+    fabric._invalidate()
+    for src in fabric.host_ports("node0001") + fabric.host_ports("node0002"):
+        for dst in fabric.host_ports("node0003") + fabric.host_ports("node0004"):
+            path = fabric.path(src, dst)
+            _check_path(fabric, src, dst, path)
+            assert all(fabric.links[k].state == "up" for k in path)
