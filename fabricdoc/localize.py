@@ -19,6 +19,7 @@ from fabricdoc import counters as ctr
 from fabricdoc.errors import TopologyError
 from fabricdoc.flows import directed, maxmin, shares_channels
 from fabricdoc.model import Evidence, Finding, LinkKey, Observations, PairResult, PortRef
+from fabricdoc.plan import is_bidirectional
 from fabricdoc.topology import Fabric
 
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2, "critical": 3}
@@ -153,7 +154,9 @@ def _from_events(fabric: Fabric, obs: Observations, blame: dict[LinkKey, _Blame]
 
 # -- bandwidth tomography -----------------------------------------------------
 
-def _contention(fabric: Fabric, pairs: list[PairResult], paths: list[tuple[LinkKey, ...]]) -> dict[int, float]:
+def _contention(
+    fabric: Fabric, pairs: list[PairResult], paths: list[tuple[LinkKey, ...]], channels: list[list]
+) -> dict[int, float]:
     """Per pair, the fraction of its path's rate its round allowed it on today's routes.
 
     Tests planned not to share links may share them after the fabric rerouted
@@ -165,10 +168,10 @@ def _contention(fabric: Fabric, pairs: list[PairResult], paths: list[tuple[LinkK
             by_round[p.round].append(i)
     out: dict[int, float] = {}
     for members in by_round.values():
-        channels = [directed(paths[i], pairs[i].src) for i in members]
-        if not shares_channels(channels):
+        flows = [channels[i] for i in members]
+        if not shares_channels(flows):
             continue
-        fair = maxmin(channels, lambda k: fabric.links[k].capacity_gbps)
+        fair = maxmin(flows, lambda k: fabric.links[k].capacity_gbps)
         for j, i in enumerate(members):
             alone = min(fabric.links[k].capacity_gbps for k in paths[i])
             if alone > 0 and fair[j] < alone * 0.999:
@@ -181,12 +184,19 @@ def _from_pairs(fabric: Fabric, obs: Observations, opt: Options, blame: dict[Lin
     slow: set[int] = set()
     pairs = obs.pairs
     paths: list[tuple[LinkKey, ...]] = []
+    channels: list[list] = []
     for i, p in enumerate(pairs):
         try:
             path = fabric.path(p.src, p.dst)
+            chan = directed(path, p.src)
+            if is_bidirectional(p.test):
+                back = fabric.path(p.dst, p.src)
+                chan += directed(back, p.dst)
+                path = tuple(dict.fromkeys((*path, *back)))
         except TopologyError:
-            path = ()
+            path, chan = (), []
         paths.append(path)
+        channels.append(chan)
         if p.status == "wrong":
             continue  # corruption is judged separately
         if p.status in ("hung", "error") or (p.ratio is not None and p.ratio < opt.slow_ratio):
@@ -197,7 +207,7 @@ def _from_pairs(fabric: Fabric, obs: Observations, opt: Options, blame: dict[Lin
             tests_through[key].append(i)
     if not slow:
         return
-    shared = _contention(fabric, pairs, paths)
+    shared = _contention(fabric, pairs, paths, channels)
     if shared:
         slow = {i for i in slow if i not in shared or (pairs[i].ratio or 0.0) / shared[i] < opt.slow_ratio}
         if not slow:
@@ -215,7 +225,10 @@ def _from_pairs(fabric: Fabric, obs: Observations, opt: Options, blame: dict[Lin
         if before is None:
             return False
         try:
-            return bool(hard.intersection(before.path(pairs[i].src, pairs[i].dst)))
+            old = before.path(pairs[i].src, pairs[i].dst)
+            if is_bidirectional(pairs[i].test):
+                old = (*old, *before.path(pairs[i].dst, pairs[i].src))
+            return bool(hard.intersection(old))
         except TopologyError:
             return False
 

@@ -162,8 +162,49 @@ REPORT_SCHEMA: dict[str, Any] = {
 }
 
 
+_BULK = 256  # arrays longer than this get the fast structural check below
+
+
+def _bad(source: str, where: str, what: str) -> FabricdocError:
+    return FabricdocError(f"{source}: not a fabricdoc v1 report at {where}: {what}")
+
+
+def _port_ok(v: Any) -> bool:
+    return isinstance(v, list) and len(v) == 2 and isinstance(v[0], str) and isinstance(v[1], int)
+
+
+def _check_bulk(data: dict[str, Any], source: str) -> dict[str, Any]:
+    """Check the big arrays (topology nodes and links, pairs) with plain loops and return the
+    report with those arrays cut to one item, so jsonschema checks the rest quickly."""
+    slim = dict(data)
+    topo = data.get("topology")
+    if isinstance(topo, dict):
+        nodes, links = topo.get("nodes"), topo.get("links")
+        if isinstance(nodes, list) and isinstance(links, list) and len(nodes) + len(links) > _BULK:
+            for i, n in enumerate(nodes):
+                if not (isinstance(n, dict) and isinstance(n.get("id"), str) and isinstance(n.get("label"), str)
+                        and n.get("kind") in ("host", "switch") and isinstance(n.get("ports"), int)):
+                    raise _bad(source, f"topology/nodes/{i}", "needs id, label, kind (host|switch) and ports")
+            for i, lk in enumerate(links):
+                if not (isinstance(lk, dict) and _port_ok(lk.get("a")) and _port_ok(lk.get("b"))
+                        and isinstance(lk.get("lanes"), int) and isinstance(lk.get("lane_gbps"), int | float)
+                        and lk.get("state", "up") in ("up", "down")):
+                    raise _bad(source, f"topology/links/{i}", "needs a, b ([node, port]), lanes, lane_gbps, state")
+            slim["topology"] = {**topo, "nodes": nodes[:1], "links": links[:1]}
+    pairs = data.get("pairs")
+    if isinstance(pairs, list) and len(pairs) > _BULK:
+        for i, p in enumerate(pairs):
+            if not (isinstance(p, dict) and _port_ok(p.get("src")) and _port_ok(p.get("dst"))
+                    and p.get("status") in ("ok", "hung", "wrong", "error")):
+                raise _bad(source, f"pairs/{i}", "needs src, dst ([node, port]) and status")
+        slim["pairs"] = pairs[:1]
+    return slim
+
+
 def validate_report(data: Any, source: str = "report") -> None:
     """Raise a one-line FabricdocError naming the source and the JSON path of the first problem."""
+    if isinstance(data, dict):
+        data = _check_bulk(data, source)
     validator = jsonschema.Draft202012Validator(REPORT_SCHEMA)
     error = jsonschema.exceptions.best_match(validator.iter_errors(data))
     if error is not None:

@@ -48,6 +48,7 @@ class SweepConfig:
     test_timeout_s: float = 120.0
     size_bytes: int = 1 << 24
     backend: str = "gloo"
+    slow_ratio: float = 0.80
     extra: dict = field(default_factory=dict)
 
 
@@ -59,7 +60,9 @@ def run_sweep(cfg: SweepConfig, progress: Progress | None = None) -> Report:
     """Run one sweep as configured and return its report (not yet written anywhere)."""
     progress = progress or _noop
     started = time.monotonic()
-    options = Options(rules=ctr.load_rules(cfg.rules)) if cfg.rules else Options()
+    options = Options(slow_ratio=cfg.slow_ratio)
+    if cfg.rules:
+        options.rules = ctr.load_rules(cfg.rules)
     if cfg.fabric == "ib" or cfg.fabric.startswith("ibsim:"):
         fabric, obs, rounds = _ib(cfg, progress)
         findings = localize(fabric, obs, options)
@@ -156,12 +159,8 @@ def _ib(cfg: SweepConfig, progress: Progress):
     context = IbSim(netfile) if netfile else nullcontext()
     with context as sim:
         runner = IbRunner.for_sim(sim, timeout_s=cfg.timeout_s) if sim else IbRunner(timeout_s=cfg.timeout_s)
-        if cfg.topology:
-            from fabricdoc.ibfabric import load_ibnetdiscover_file
-
-            fabric = load_ibnetdiscover_file(cfg.topology)
-        else:
-            fabric = ibsource.discover(runner, progress=progress)
+        # The expected fabric (--topology, else what is there now) with OpenSM's live LFTs.
+        fabric = ibsource.expected_fabric(runner, cfg.topology, progress=progress)
         obs = ibsource.collect(runner, fabric, interval_s=cfg.interval_s, baseline=cfg.baseline, progress=progress)
         if cfg.save_sample:
             ibsource.save_sample(obs, cfg.save_sample)

@@ -20,6 +20,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--nccl-logs", metavar="DIR", help="directory of nccl-tests logs (sendrecv_perf, all_reduce_perf)")
     p.add_argument("--routes", metavar="FILE", help="ibroute output of every switch (concatenated) so paths follow the LFTs")
     p.add_argument("--rules", metavar="FILE", help="TOML threshold rules overriding the defaults")
+    p.add_argument("--slow-ratio", type=float, default=0.80, metavar="R",
+                   help="a test below R x its expected bandwidth is slow (default 0.8)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the JSON report here (atomically)")
     p.add_argument("--json", action="store_true", help="print the JSON report instead of the summary")
     p.add_argument("--no-topology", action="store_true", help="leave the topology out of the JSON report")
@@ -48,6 +50,8 @@ def run(args: argparse.Namespace) -> int:
         parts.append(observations_from_nccl_logs(fabric, args.nccl_logs))
     if not parts:
         raise ConfigError("nothing to analyze: give --records and/or --nccl-logs")
-    options = Options(rules=ctr.load_rules(args.rules)) if args.rules else Options()
+    options = Options(slow_ratio=args.slow_ratio)
+    if args.rules:
+        options.rules = ctr.load_rules(args.rules)
     report = analyze(fabric, merge(parts), options, include_topology=not args.no_topology)
     return emit_report(report, args)

@@ -34,6 +34,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--save-sample", metavar="FILE", help="save this sweep's counter sample for a later --baseline (InfiniBand)")
     p.add_argument("--topology", metavar="FILE", help="expected fabric (an earlier ibnetdiscover output): links missing now are reported down")
     p.add_argument("--rules", metavar="FILE", help="TOML threshold rules overriding the defaults ([[rule]] counter/op/value/fault/severity)")
+    p.add_argument("--slow-ratio", type=float, default=0.80, metavar="R",
+                   help="a test below R x its expected bandwidth is slow (default 0.8; lower it where the "
+                   "test hosts themselves limit bandwidth, e.g. gloo on a few CPU cores)")
     p.add_argument("--no-retest", action="store_true", help="skip the targeted re-test round around suspects")
     p.add_argument("--job-hosts", metavar="FILE", help="hosts of the planned job (one per line) for the impact numbers")
     p.add_argument("--hours", type=float, default=24.0, help="planned job length for the job-cost numbers (default 24)")
@@ -57,11 +60,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    from fabricdoc.commands._common import emit_report, progress_bar, read_host_list
-    from fabricdoc.sweep import SweepConfig, run_sweep
+def config_from_args(args: argparse.Namespace):
+    """The SweepConfig these flags describe (the TUI's --sweep uses it too)."""
+    from fabricdoc.commands._common import read_host_list
+    from fabricdoc.sweep import SweepConfig
 
-    cfg = SweepConfig(
+    return SweepConfig(
         fabric=args.fabric, faults=args.faults, seed=args.seed, interval_s=args.interval, rules=args.rules,
         retest=not args.no_retest, baseline=args.baseline, topology=args.topology, save_sample=args.save_sample,
         include_topology=not args.no_topology,
@@ -69,8 +73,15 @@ def run(args: argparse.Namespace) -> int:
         hours=args.hours, checkpoint_minutes=args.checkpoint_minutes, timeout_s=args.timeout, history=args.history,
         hosts=[h for h in args.hosts.split(",") if h] if args.hosts else None, launcher=args.launcher,
         bandwidth=not args.no_bandwidth, test_timeout_s=args.test_timeout, size_bytes=args.size,
-        backend=args.backend, journal=args.journal, resume=args.resume,
+        backend=args.backend, journal=args.journal, resume=args.resume, slow_ratio=args.slow_ratio,
     )
+
+
+def run(args: argparse.Namespace) -> int:
+    from fabricdoc.commands._common import emit_report, progress_bar
+    from fabricdoc.sweep import run_sweep
+
+    cfg = config_from_args(args)
     with progress_bar(not args.quiet and not args.json) as progress:
         report = run_sweep(cfg, progress)
     return emit_report(report, args)

@@ -99,8 +99,7 @@ def _sweep_fn(sweep_argv: list[str]):
         sweep_args = build_parser().parse_args(["sweep", *sweep_argv])
     except SystemExit as exc:  # argparse already printed the usage line
         raise FabricdocError(f"bad sweep arguments: {' '.join(sweep_argv) or '(none)'}") from exc
-    make_config = getattr(sweep_command, "config_from_args", None) or _config_from_args
-    cfg = make_config(sweep_args)
+    cfg = sweep_command.config_from_args(sweep_args)
     output = getattr(sweep_args, "output", None)
 
     def sweep(progress):
@@ -110,20 +109,3 @@ def _sweep_fn(sweep_argv: list[str]):
         return report
 
     return sweep, output
-
-
-def _config_from_args(args: argparse.Namespace):
-    """The SweepConfig `fabricdoc sweep` builds from the same flags (until it offers config_from_args)."""
-    from fabricdoc.sweep import SweepConfig
-
-    job_hosts = None
-    if getattr(args, "job_hosts", None):
-        from fabricdoc.commands._common import read_host_list
-
-        job_hosts = read_host_list(args.job_hosts)
-    return SweepConfig(
-        fabric=args.fabric, faults=args.faults, seed=args.seed, interval_s=args.interval, rules=args.rules,
-        retest=not args.no_retest, baseline=args.baseline, topology=args.topology, save_sample=args.save_sample,
-        include_topology=not args.no_topology, job_hosts=job_hosts, hours=args.hours,
-        checkpoint_minutes=args.checkpoint_minutes, timeout_s=args.timeout, history=args.history,
-    )

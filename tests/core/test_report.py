@@ -73,3 +73,14 @@ def test_untrusted_labels_are_escaped_in_the_text_summary(report):
     text = summary_text(report)
     assert "verdict: FAIL" in text and "drain (1 hosts)" in text
     assert "\x1b" not in text
+
+
+def test_a_bad_link_deep_in_a_large_report_is_named_by_its_path():
+    from fabricdoc.generators import fat_tree_3
+    from fabricdoc.model import Observations
+
+    data = json.loads(Report.build(fat_tree_3(8), [], Observations()).to_json())
+    Report.from_dict(data, "big.json")
+    data["topology"]["links"][300]["b"] = ["spine", "one"]
+    with pytest.raises(FabricdocError, match="big.json: .* at topology/links/300"):
+        Report.from_dict(data, "big.json")
