@@ -265,3 +265,36 @@ def cap_supported(states: Iterable[PortState]) -> list[PortState]:
 def _min_known(x: float | None, y: float | None) -> float | None:
     known = [v for v in (x, y) if v]
     return min(known) if known else None
+
+
+def apply_routes_file(fabric: Fabric, path: str | Path) -> Fabric:
+    """Load every switch's LFT from saved ``ibroute`` output (one dump per switch, concatenated)
+    onto ``fabric``, so its paths follow the routes OpenSM programmed. Errors name file and line."""
+    from fabricdoc.errors import ConfigError, ParseError
+    from fabricdoc.probes import ibdiags
+
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read routes: {exc.strerror}") from None
+    lines = text.splitlines()
+    starts = [i for i, line in enumerate(lines) if line.startswith("Unicast lids [")]
+    if not starts:
+        raise ParseError(str(path), 1 if lines else 0, lines[0] if lines else "", "no ibroute 'Unicast lids' header")
+    tables: dict[str, dict[int, int]] = {}
+    for n, start in enumerate(starts):
+        end = starts[n + 1] if n + 1 < len(starts) else len(lines)
+        chunk = "\n".join(lines[start:end]) + "\n"
+        try:
+            route = ibdiags.parse_ibroute(chunk, source=str(path))
+        except ParseError as exc:
+            line_no = exc.line_no + start if exc.line_no else end
+            raise ParseError(str(path), line_no, exc.line, exc.reason) from None
+        switch = ibdiags.guid_id(route.switch_guid)
+        if switch not in fabric.nodes:
+            raise ParseError(str(path), start + 1, lines[start], f"switch {route.switch_guid} is not in the fabric")
+        tables[switch] = route.lft
+    fabric.lfts = tables
+    fabric._invalidate()
+    return fabric
