@@ -452,6 +452,7 @@ def parse_ibnetdiscover(text: str, source: str = "ibnetdiscover") -> IbTopology:
             cur["ports"].append(
                 {
                     "port": port,
+                    "text": raw,
                     "remote": m.group(3),
                     "remote_port": int(m.group(4)),
                     "remote_description": tail.group(1) if tail else "",
@@ -478,8 +479,8 @@ def parse_ibnetdiscover(text: str, source: str = "ibnetdiscover") -> IbTopology:
             if remote is None:
                 raise ParseError(
                     source,
-                    0,
-                    "",
+                    p["line"],
+                    p["text"],
                     f"output ends early: {n['desc']!r} port {p['port']} leads to "
                     f"{p['remote']!r} which is never described",
                 )

@@ -92,3 +92,25 @@ def test_analyze_reads_saved_records(tmp_path):
     assert r.returncode == 1, r.stderr
     faults_found = {f["fault"] for f in json.loads(r.stdout)["findings"]}
     assert faults_found == {"symbol_errors", "width_degraded", "flapping"}  # the slow link needs bandwidth tests
+
+
+def test_a_truncated_ibnetdiscover_file_is_one_line_with_file_and_line():
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "data" / "ib" / "ibnetdiscover" / "truncated" / "stdout.txt"
+    r = fabricdoc("sweep", "--fabric", f"sim:{path}", "--quiet")
+    assert r.returncode == 2
+    (line,) = r.stderr.strip().splitlines()
+    assert f"{path}:" in line and "Traceback" not in r.stderr
+    assert line.split(f"{path}:", 1)[1].split(":", 1)[0].isdigit()
+
+
+def test_a_saved_ibnetdiscover_output_sweeps_as_a_simulated_fabric():
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "data" / "ib" / "ibnetdiscover" / "healthy" / "stdout.txt"
+    r = fabricdoc("sweep", "--fabric", str(path), "--quiet", "--json")
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    assert report["fabric"]["hosts"] == 16 and report["fabric"]["switches"] == 6
+    assert report["tests"]["pairs_tested"] > 16

@@ -80,7 +80,7 @@ def test_ibnetdiscover_whole_leaf_unlinked_loses_the_leaf_and_its_hosts():
 @pytest.mark.parametrize(
     ("case", "line_no", "reason"),
     [
-        ("truncated", 0, "ends early"),
+        ("truncated", 21, "ends early"),  # the port line that leads to a node never described
         ("cut_mid_line", None, "middle of a line"),
         ("garbled", 11, "port line"),
     ],
@@ -93,7 +93,7 @@ def test_ibnetdiscover_bad_output_raises_parse_error_naming_source_and_line(case
     assert reason in err.reason
     if line_no is not None:
         assert err.line_no == line_no
-    if line_no:
+    if case == "garbled":
         assert "\x00" in err.line
     assert "\n" not in str(err)
 
