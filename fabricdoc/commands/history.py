@@ -44,11 +44,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from fabricdoc.render import safe
+
     with History(args.db) as h:
         if args.view == "add":
             for path in args.reports:
                 sid = h.append(Report.load(path))
-                print(f"{path}: sweep {sid}")
+                print(f"{safe(path)}: sweep {sid}")
             return 0
         if args.view == "rates":
             frames = [h.counter_rates(node=args.node, counter=args.counter)]
@@ -62,5 +64,7 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print(df.to_json(orient="records"))
         else:
-            print("(none)" if df.empty else df.to_string(index=False))
+            # Node names and descriptions come from the fabric: control characters made visible.
+            shown = df.map(lambda v: safe(v) if isinstance(v, str) else v)
+            print("(none)" if df.empty else shown.to_string(index=False))
     return 0

@@ -129,3 +129,20 @@ def test_cli_history_add_then_failures_json(tmp_path, capsys):
          "sweeps": 3, "observed_days": 2.0, "episodes_per_day": 1.0}
     ]
     assert json.loads(kind_line)[0]["kind"] == "nic"
+
+
+def test_cli_history_tables_show_fabric_names_with_control_characters_escaped(tmp_path, capsys):
+    from fabricdoc.cli import main
+
+    rep = report_at(T0, bad_hosts=["node0003"])
+    for f in rep.findings:
+        f.name = f.node_ids[0] = "evil\x1b[2Jnode"
+    path = tmp_path / "r.json"
+    rep.save(path)
+    db = tmp_path / "h.sqlite"
+    assert main(["history", "--db", str(db), "add", str(path)]) == 0
+    capsys.readouterr()
+    assert main(["history", "--db", str(db), "failures"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out
+    assert "evil\\x1b[2Jnode" in out
