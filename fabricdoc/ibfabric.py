@@ -15,20 +15,9 @@ from pathlib import Path
 
 from fabricdoc.errors import ParseError, TopologyError
 from fabricdoc.model import Node, PortRef, PortState
+from fabricdoc.probes.ibdiags import IB_SPEEDS
 from fabricdoc.topology import Fabric
 
-# IBTA lane rates (Gb/s per lane, signalling) and the names ibnetdiscover and ibsim use for them.
-IB_SPEEDS = {
-    "SDR": 2.5,
-    "DDR": 5.0,
-    "QDR": 10.0,
-    "FDR10": 10.3125,
-    "FDR": 14.0625,
-    "EDR": 25.78125,
-    "HDR": 53.125,
-    "NDR": 106.25,
-    "XDR": 212.5,
-}
 _NETFILE_SPEEDS = ("SDR", "DDR", "QDR", "FDR", "EDR", "HDR")  # what ibsim 0.10 parses (no NDR)
 _RESERVED = set('#@"[]\n\r\t')
 

@@ -354,7 +354,8 @@ class IbTopology:
         return out
 
 
-_SPEED_GBPS = {
+# IBTA lane rates (Gb/s per lane, signalling) by the names ibnetdiscover and ibsim use.
+IB_SPEEDS = {
     "SDR": 2.5,
     "DDR": 5.0,
     "QDR": 10.0,
@@ -447,7 +448,7 @@ def parse_ibnetdiscover(text: str, source: str = "ibnetdiscover") -> IbTopology:
             if tail is None and cur["discovered"]:
                 raise ParseError(source, no, raw, "port line without '\"desc\" lid N <width>x<speed>'")
             speed = tail.group(4).upper() if tail else None
-            if speed is not None and speed not in _SPEED_GBPS:
+            if speed is not None and speed not in IB_SPEEDS:
                 raise ParseError(source, no, raw, f"unknown link speed {speed!r}")
             cur["ports"].append(
                 {
@@ -457,7 +458,7 @@ def parse_ibnetdiscover(text: str, source: str = "ibnetdiscover") -> IbTopology:
                     "remote_port": int(m.group(4)),
                     "remote_description": tail.group(1) if tail else "",
                     "lanes": int(tail.group(3)) if tail else None,
-                    "lane_gbps": _SPEED_GBPS[speed] if speed else None,
+                    "lane_gbps": IB_SPEEDS[speed] if speed else None,
                     "speed": speed,
                     "port_guid": guid_id(m.group(2)) if m.group(2) else None,
                     "remote_port_guid": guid_id(m.group(5)) if m.group(5) else None,

@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from fabricdoc.commands._common import read_host_list
 from fabricdoc.errors import FabricdocError
 from fabricdoc.impact import impact_section
 from fabricdoc.report import Report
@@ -57,17 +57,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def read_host_file(path: str) -> list[str]:
-    """Host names from a file, one per line; blank lines and '#' comments are skipped."""
-    try:
-        text = Path(path).read_text()
-    except OSError as exc:
-        raise FabricdocError(f"{path}: cannot read job hosts: {exc.strerror}") from None
-    hosts = [line.split("#", 1)[0].strip() for line in text.splitlines()]
-    hosts = [h for h in hosts if h]
-    if not hosts:
-        raise FabricdocError(f"{path}: no job hosts listed")
-    return hosts
 
 
 def failure_rates(args: argparse.Namespace) -> dict[str, Any]:
@@ -97,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         fabric,
         report.findings,
         [d.node for d in report.drain],
-        job_hosts=read_host_file(args.job_hosts) if args.job_hosts else None,
+        job_hosts=read_host_list(args.job_hosts) if args.job_hosts else None,
         hours=args.hours,
         checkpoint_minutes=args.checkpoint_minutes,
         failure_rates=failure_rates(args),
