@@ -4,6 +4,8 @@ The public API is what this module lists; everything else is private.
 """
 
 from fabricdoc.errors import ConfigError, FabricdocError, ParseError, ProbeError, TopologyError
+from fabricdoc.fabricfile import load_fabric
+from fabricdoc.localize import localize
 from fabricdoc.model import (
     Finding,
     Link,
@@ -17,6 +19,8 @@ from fabricdoc.model import (
     PortState,
     ProbeRun,
 )
+from fabricdoc.report import Report
+from fabricdoc.sweep import SweepConfig, run_sweep
 from fabricdoc.topology import Fabric
 
 __version__ = "0.1.0"
@@ -38,6 +42,11 @@ __all__ = [
     "PortState",
     "ProbeError",
     "ProbeRun",
+    "Report",
+    "SweepConfig",
     "TopologyError",
     "__version__",
+    "load_fabric",
+    "localize",
+    "run_sweep",
 ]
