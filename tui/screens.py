@@ -379,6 +379,13 @@ class DetailScreen(Screen[None]):
         self.node = node
         self.link = link
         self.finding = finding
+        # Titles are set before the Header mounts: a change while it mounts races its query.
+        if link is not None:
+            self.title = f"link {index.link_name(link)}"
+        elif node is not None:
+            self.title = f"{index.nodes.get(node, {}).get('kind', 'node')} {index.label(node)}"
+        elif finding is not None:
+            self.title = f"finding {finding.id} {finding.name}"
 
     def compose(self) -> ComposeResult:
         ix = self.index
@@ -408,12 +415,6 @@ class DetailScreen(Screen[None]):
 
     def on_mount(self) -> None:
         ix = self.index
-        if self.link is not None:
-            self.title = f"link {ix.link_name(self.link)}"
-        elif self.node is not None:
-            self.title = f"{ix.nodes.get(self.node, {}).get('kind', 'node')} {ix.label(self.node)}"
-        elif self.finding is not None:
-            self.title = f"finding {self.finding.id} {self.finding.name}"
         if self.node is not None and self.node in ix.nodes:
             rows = []
             for lid in sorted(ix.node_links.get(self.node, ()), key=lambda x: x[0][1] if x[0][0] == self.node else x[1][1]):
@@ -524,6 +525,9 @@ class MainScreen(Screen[None]):
         super().__init__()
         self.index = index
         self.impact_factory = impact_factory
+        rep = index.report
+        self.title = f"fabricdoc — {rep.fabric.get('name', '')}"
+        self.sub_title = f"{rep.verdict.upper()} · {len(rep.findings)} findings · {rep.generated_at}"
         self.loaded: set[str] = set()
         self._filter_timer: Timer | None = None
         self.model: Any = None
@@ -553,9 +557,6 @@ class MainScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        rep = self.index.report
-        self.title = f"fabricdoc — {rep.fabric.get('name', '')}"
-        self.sub_title = f"{rep.verdict.upper()} · {len(rep.findings)} findings · {rep.generated_at}"
         self.query_one("#filter", Input).display = False
         self._fill_tree()
         self._ensure("findings")
@@ -1046,6 +1047,7 @@ class SweepScreen(Screen[None]):
 
     def __init__(self, sweep: Callable[[Callable[[str, int, int], None]], Report]) -> None:
         super().__init__()
+        self.title = "fabricdoc — sweep"
         self.sweep = sweep
         self.stage = ""
 
@@ -1058,7 +1060,6 @@ class SweepScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.title = "fabricdoc — sweep"
         self.run_sweep()
 
     @work(thread=True, exclusive=True, group="sweep")
