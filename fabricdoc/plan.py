@@ -375,7 +375,7 @@ def _host_shift_round(
 
 def _groups(b: _Builder, reachable: set[LinkKey]) -> list[list[LinkKey]]:
     by_sig: dict[tuple[int, ...], list[LinkKey]] = defaultdict(list)
-    for k in reachable:
+    for k in sorted(reachable, key=str):  # a set's order follows the per-process string hash
         if b.cover[k]:
             by_sig[tuple(b.sig[k])].append(k)
     return [sorted(g, key=str) for g in by_sig.values() if len(g) > 1]
