@@ -28,7 +28,7 @@ from fabricdoc.errors import ConfigError, FabricdocError
 from fabricdoc.model import Observations, ProbeRun
 from fabricdoc.topology import Fabric
 
-LAUNCHERS = ("local", "netns", "srun")
+LAUNCHERS = ("local", "netns", "srun", "mpirun")
 Progress = Callable[[str, int, int], None]
 
 
@@ -47,6 +47,8 @@ def probe_argv(fabric: Fabric, host: str, launcher: str, interval_s: float, pyth
         return [*exe, *args, "--netns", safe_name(str(node.attrs.get("netns") or host), "namespace")]
     if launcher == "srun":
         return ["srun", "--nodes=1", "--ntasks=1", f"--nodelist={safe_name(host)}", "fabricdoc", *args]
+    if launcher == "mpirun":
+        return ["mpirun", "-np", "1", "--host", f"{safe_name(host)}:1", "fabricdoc", *args]
     raise ConfigError(f"unknown launcher {launcher!r} (one of {', '.join(LAUNCHERS)})")
 
 

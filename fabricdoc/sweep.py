@@ -60,12 +60,22 @@ def run_sweep(cfg: SweepConfig, progress: Progress | None = None) -> Report:
     """Run one sweep as configured and return its report (not yet written anywhere)."""
     progress = progress or _noop
     started = time.monotonic()
+    runs_tests = cfg.fabric == "roce" or (cfg.fabric == "ib" and cfg.launcher in ("srun", "mpirun"))
+    if (cfg.journal or cfg.resume) and not (runs_tests and cfg.bandwidth):
+        raise ConfigError("--journal/--resume keep bandwidth tests that take real time: they apply to "
+                          "--fabric roce, or --fabric ib with --launcher srun|mpirun")
+    if cfg.resume and not cfg.journal:
+        raise ConfigError("--resume needs --journal FILE (the journal of the sweep to continue)")
     options = Options(slow_ratio=cfg.slow_ratio)
     if cfg.rules:
         options.rules = ctr.load_rules(cfg.rules)
     if cfg.fabric == "ib" or cfg.fabric.startswith("ibsim:"):
         fabric, obs, rounds = _ib(cfg, progress)
-        findings = localize(fabric, obs, options)
+        if cfg.launcher in ("srun", "mpirun") and cfg.bandwidth:
+            # A real cluster: bandwidth rounds between the HCAs' hosts through Slurm or MPI.
+            rounds, findings = _measure(fabric, cfg, progress, options, obs)
+        else:
+            findings = localize(fabric, obs, options)
     elif cfg.fabric == "roce":
         fabric, obs, rounds, findings = _roce(cfg, progress, options)
     else:
@@ -171,6 +181,7 @@ def _ib(cfg: SweepConfig, progress: Progress):
 
 def _pair_launcher(fabric: Fabric, cfg: SweepConfig):
     """The bandwidth-test launcher for ``cfg.launcher``, reading addresses from node attributes."""
+    from fabricdoc.drain import host_name
     from fabricdoc.probes import launch
 
     def attr(port: PortRef, name: str) -> str:
@@ -180,6 +191,10 @@ def _pair_launcher(fabric: Fabric, cfg: SweepConfig):
             raise ConfigError(f"host {fabric.label(port.node)!r} has no {name} entry for port {port.port} in the fabric file")
         return str(value)
 
+    def hostname(port: PortRef) -> str:
+        return host_name(fabric, port.node)  # an HCA's host on InfiniBand, the host itself on Ethernet
+
+    has_ifnames = any(n.attrs.get("ifnames") for n in fabric.hosts())
     if cfg.launcher == "netns":
         return launch.NetnsLauncher(
             namespace=lambda p: str(fabric.nodes[p.node].attrs.get("netns") or p.node),
@@ -187,7 +202,9 @@ def _pair_launcher(fabric: Fabric, cfg: SweepConfig):
             ifname=lambda p: attr(p, "ifnames"),
         )
     if cfg.launcher == "srun":
-        return launch.SrunLauncher(ifname=lambda p: attr(p, "ifnames"))
+        return launch.SrunLauncher(hostname=hostname, ifname=(lambda p: attr(p, "ifnames")) if has_ifnames else None)
+    if cfg.launcher == "mpirun":
+        return launch.MpirunLauncher(hostname=hostname)
     return launch.LocalLauncher()
 
 

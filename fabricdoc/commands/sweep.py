@@ -43,9 +43,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--checkpoint-minutes", type=float, metavar="C", help="time to write one checkpoint")
     p.add_argument("--timeout", type=float, default=60.0, metavar="S", help="timeout for each tool run (default 60)")
     p.add_argument("--hosts", metavar="H1,H2", help="roce: only these hosts (default: every host of --topology)")
-    p.add_argument("--launcher", choices=("local", "netns", "srun"), default="local",
-                   help="roce: where probes and bandwidth tests run (default local)")
-    p.add_argument("--no-bandwidth", action="store_true", help="roce: probes only, no bandwidth rounds")
+    p.add_argument("--launcher", choices=("local", "netns", "srun", "mpirun"), default="local",
+                   help="where probes and bandwidth tests run (default local). roce: probes and tests on "
+                   "each host; ib: srun or mpirun adds bandwidth rounds between the HCAs' hosts")
+    p.add_argument("--no-bandwidth", action="store_true", help="probes only, no bandwidth rounds")
     p.add_argument("--test-timeout", type=float, default=120.0, metavar="S",
                    help="kill a bandwidth test after S seconds and record it as hung (default 120)")
     p.add_argument("--size", type=int, default=1 << 24, metavar="BYTES", help="bandwidth test message size (default 16 MiB)")

@@ -1,0 +1,60 @@
+"""How sweeps reach hosts: argv lists for every launcher, HCAs mapped to their hosts, no shell."""
+
+import pytest
+from fabricdoc.probes.launch import PairSpec
+
+from fabricdoc.errors import ConfigError, ProbeError
+from fabricdoc.model import Node, PortRef
+from fabricdoc.rocesource import probe_argv
+from fabricdoc.sweep import SweepConfig, _pair_launcher, run_sweep
+from fabricdoc.topology import Fabric
+
+
+def ib_like_fabric() -> Fabric:
+    """Two HCAs named as InfiniBand names them: GUID ids, "host mlx5_N" descriptions."""
+    f = Fabric("ib")
+    f.add_node(Node("0xsw", "switch", "leaf01", 2))
+    for i, guid in enumerate(("0xaa", "0xbb"), 1):
+        f.add_node(Node(guid, "host", f"gpu0{i} mlx5_0", 1, guid=guid, attrs={"host": f"gpu0{i}"}))
+        f.add_link(PortRef(guid, 1), PortRef("0xsw", i))
+    return f
+
+
+def test_srun_and_mpirun_run_each_rank_on_the_hcas_host():
+    f = ib_like_fabric()
+    spec = PairSpec(src=PortRef("0xaa", 1), dst=PortRef("0xbb", 1))
+    srun = _pair_launcher(f, SweepConfig(fabric="ib", launcher="srun")).procs(spec, 60)
+    assert [next(a for a in p.argv if a.startswith("--nodelist=")) for p in srun] == ["--nodelist=gpu01", "--nodelist=gpu02"]
+    (mpi,) = _pair_launcher(f, SweepConfig(fabric="ib", launcher="mpirun")).procs(spec, 60)
+    assert mpi.argv[mpi.argv.index("--host") + 1] == "gpu01:1,gpu02:1"
+    assert all(isinstance(a, str) for p in [*srun, mpi] for a in p.argv)
+
+
+def test_a_host_name_with_shell_metacharacters_is_refused_not_run():
+    f = ib_like_fabric()
+    f.nodes["0xbb"].attrs["host"] = "gpu02;reboot"
+    spec = PairSpec(src=PortRef("0xaa", 1), dst=PortRef("0xbb", 1))
+    with pytest.raises(ProbeError):
+        _pair_launcher(f, SweepConfig(fabric="ib", launcher="srun")).procs(spec, 60)
+    with pytest.raises(ProbeError):
+        probe_argv(_with_host(f, "a$(id)"), "a$(id)", "srun", 5.0)
+
+
+def _with_host(f: Fabric, name: str) -> Fabric:
+    f.add_node(Node(name, "host", name, 1))
+    return f
+
+
+def test_probe_argv_names_ports_and_namespace_from_the_fabric_file():
+    f = Fabric("roce")
+    f.add_node(Node("h1", "host", "h1", 2, attrs={"netns": "ns-h1", "ifnames": {1: "eth0", 2: "eth1"}}))
+    argv = probe_argv(f, "h1", "netns", 3.0, python="python3")
+    assert argv[:3] == ["python3", "-m", "fabricdoc.cli"]
+    assert argv[argv.index("--netns") + 1] == "ns-h1"
+    assert [argv[i + 1] for i, a in enumerate(argv) if a == "--port"] == ["eth0=1", "eth1=2"]
+    assert probe_argv(f, "h1", "srun", 3.0)[:4] == ["srun", "--nodes=1", "--ntasks=1", "--nodelist=h1"]
+
+
+def test_a_journal_on_a_sweep_that_runs_no_tests_is_refused():
+    with pytest.raises(ConfigError, match="--journal"):
+        run_sweep(SweepConfig(fabric="demo", journal="/tmp/never-written.jsonl"))
