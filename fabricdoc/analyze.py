@@ -102,5 +102,6 @@ def analyze(fabric: Fabric, obs: Observations, options: Options | None = None,
             include_topology: bool = True) -> Report:
     """Localize over aligned observations and build the report."""
     obs = align(fabric, obs)
+    options = options or Options()
     findings = localize(fabric, obs, options)
-    return Report.build(fabric, findings, obs, include_topology=include_topology)
+    return Report.build(fabric, findings, obs, include_topology=include_topology, slow_ratio=options.slow_ratio)

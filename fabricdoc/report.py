@@ -61,6 +61,7 @@ class Report:
         duration_s: float | None = None,
         rounds: int | None = None,
         include_topology: bool = True,
+        slow_ratio: float = 0.80,
     ) -> Report:
         from fabricdoc.drain import drain_list
 
@@ -68,7 +69,7 @@ class Report:
         pairs = obs.pairs
         tests = {
             "pairs_tested": len(pairs),
-            "pairs_slow": sum(1 for p in pairs if p.status == "ok" and p.ratio is not None and p.ratio < 0.9),
+            "pairs_slow": sum(1 for p in pairs if p.status == "ok" and p.ratio is not None and p.ratio < slow_ratio),
             "pairs_hung": sum(1 for p in pairs if p.status == "hung"),
             "pairs_wrong": sum(1 for p in pairs if p.status == "wrong"),
             "pairs_error": sum(1 for p in pairs if p.status == "error"),

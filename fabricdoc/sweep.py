@@ -83,7 +83,7 @@ def run_sweep(cfg: SweepConfig, progress: Progress | None = None) -> Report:
     progress("impact", 0, 1)
     report = Report.build(
         fabric, findings, obs, duration_s=round(time.monotonic() - started, 3), rounds=rounds,
-        include_topology=cfg.include_topology,
+        include_topology=cfg.include_topology, slow_ratio=cfg.slow_ratio,
     )
     report.impact = _impact(fabric, findings, report, cfg)
     progress("impact", 1, 1)
