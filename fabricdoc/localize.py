@@ -256,8 +256,10 @@ def _from_pairs(fabric: Fabric, obs: Observations, opt: Options, blame: dict[Lin
         remaining -= suspects[best]
     for key in chosen:
         covers = suspects[key]
-        # Equivalent candidates explain exactly the same slow pairs: split the confidence.
-        twins = sum(1 for k, c in suspects.items() if c == covers)
+        # Equivalent candidates explain exactly the same slow pairs: split the confidence,
+        # and name them so a targeted re-test can tell them apart.
+        alternatives = sorted((k for k, c in suspects.items() if c == covers and k != key), key=str)
+        twins = 1 + len(alternatives)
         n = len(tests_through[key])
         ratios = [pairs[i].ratio for i in covers if pairs[i].ratio is not None]
         worst = min(ratios) if ratios else 0.0
@@ -281,6 +283,7 @@ def _from_pairs(fabric: Fabric, obs: Observations, opt: Options, blame: dict[Lin
             blame[key], fault, severity, confidence,
             Evidence("pairs", {"tests": n, "slow": len(covers), "worst_ratio": round(worst, 4),
                                "median_ratio": round(median, 4), "equivalent_suspects": twins,
+                               "alternatives": [[[k.a.node, k.a.port], [k.b.node, k.b.port]] for k in alternatives[:8]],
                                "slow_pairs": slow_pairs}),
         )
 

@@ -171,6 +171,44 @@ class _Builder:
             peer = fabric.peer(p)
             if peer is not None:
                 self.under_switch[peer.node].append(p)
+        self.level = self._levels()
+        self._below: dict[str, list[PortRef]] = {}
+
+    def _levels(self) -> dict[str, int]:
+        """Each node's distance from the nearest host (hosts 0, leaves 1, ...)."""
+        adjacent: dict[str, list[str]] = defaultdict(list)
+        for key, link in self.f.links.items():
+            if link.state == "up":
+                adjacent[key.a.node].append(key.b.node)
+                adjacent[key.b.node].append(key.a.node)
+        level = {p.node: 0 for p in self.ports}
+        frontier = list(level)
+        while frontier:
+            nxt = []
+            for node in frontier:
+                for other in adjacent[node]:
+                    if other not in level:
+                        level[other] = level[node] + 1
+                        nxt.append(other)
+            frontier = nxt
+        return level
+
+    def below(self, switch: str) -> list[PortRef]:
+        """Host ports reachable from ``switch`` by going only down (toward hosts)."""
+        got = self._below.get(switch)
+        if got is None:
+            mine = self.level.get(switch, 0)
+            if mine <= 1:
+                got = list(self.under_switch.get(switch, ()))
+            else:
+                seen: dict[PortRef, None] = {}
+                for link in self.f.node_links(switch):
+                    other = link.key.b if link.key.a.node == switch else link.key.a
+                    if link.state == "up" and self.level.get(other.node, 0) == mine - 1:
+                        seen.update(dict.fromkeys(self.below(other.node)))
+                got = list(seen)
+            self._below[switch] = got
+        return got
 
     # -- primitives ---------------------------------------------------------
     def edges(self, test: Test) -> list[DirEdge] | None:
@@ -231,14 +269,14 @@ class _Builder:
     def through(self, link: LinkKey, tries: int) -> Iterator[Test]:
         """Candidate tests whose path loads ``link``, found by probing near its ends."""
         near: list[PortRef] = []
-        for end in (link.a, link.b):
-            node = self.f.nodes.get(end.node)
-            if node is None:
-                continue
-            if node.kind == "host":
-                near.append(end)
-            else:
-                near.extend(self.under_switch.get(end.node, ()))
+        ends = [e for e in (link.a, link.b) if e.node in self.f.nodes]
+        hosts = [e for e in ends if self.f.nodes[e.node].kind == "host"]
+        if hosts:
+            near = hosts
+        elif ends:
+            # A cable between switches carries traffic of the hosts below its lower end.
+            lower = min(ends, key=lambda e: self.level.get(e.node, 0))
+            near = self.below(lower.node)
         if not near:
             near = self.ports
         for _ in range(tries):

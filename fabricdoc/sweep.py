@@ -143,15 +143,19 @@ def _simulated(cfg: SweepConfig, progress: Progress, options: Options):
 
 
 def _suspects(fabric: Fabric, findings: list[Finding]) -> list[LinkKey]:
-    """Links blamed from bandwidth alone: the ones worth a targeted second look."""
-    out = []
+    """Links blamed from bandwidth alone, and the links equally likely from the same
+    tests: the ones worth a targeted second look."""
+    out: dict[LinkKey, None] = {}
     for f in findings:
         if f.kind in ("link", "nic") and f.fault in ("degraded_bandwidth", "hung") and len(f.node_ids) == 2:
-            a = PortRef(f.node_ids[0], f.endpoints[0][1])  # type: ignore[index]
-            link = fabric.link_at(a)
-            if link is not None:
-                out.append(link.key)
-    return out
+            ends = [PortRef(f.node_ids[0], f.endpoints[0][1])]  # type: ignore[index]
+            for ev in f.evidence:
+                ends += [PortRef(a[0], a[1]) for a, _ in ev.detail.get("alternatives", [])]
+            for end in ends:
+                link = fabric.link_at(end)
+                if link is not None:
+                    out[link.key] = None
+    return list(out)
 
 
 # -- InfiniBand -------------------------------------------------------------------

@@ -121,3 +121,20 @@ def test_corrupted_data_blames_the_common_host_port():
     findings = localize(fabric, Observations(pairs=pairs))
     (f,) = findings
     assert f.fault == "data_corruption" and f.node_ids == ["node0002"] and f.severity == "critical"
+
+
+def test_equally_likely_suspects_are_named_and_all_get_retested():
+    from fabricdoc.model import Observations, PairResult
+    from fabricdoc.sweep import _suspects
+
+    # One test only, through node0001's cable, leaf01->spine, spine->leaf02 and node0003's cable:
+    # every link on it is equally to blame.
+    fabric = fat_tree_2(2, 1, 2)
+    src, dst = PortRef("node0001", 1), PortRef("node0003", 1)
+    path = fabric.path(src, dst)
+    obs = Observations(pairs=[PairResult(src, dst, "ok", 40.0, 92.0)])
+    (finding,) = localize(fabric, obs)
+    (ev,) = [e for e in finding.evidence if e.type == "pairs"]
+    assert ev.detail["equivalent_suspects"] == len(path) == 4
+    assert finding.confidence <= 0.25
+    assert set(_suspects(fabric, [finding])) == set(path)
