@@ -49,6 +49,7 @@ class SweepConfig:
     size_bytes: int = 1 << 24
     backend: str = "gloo"
     slow_ratio: float = 0.80
+    nccl_tests: str | None = None  # path to sendrecv_perf / all_reduce_perf: run those instead of bwtest
     extra: dict = field(default_factory=dict)
 
 
@@ -208,7 +209,7 @@ def _pair_launcher(fabric: Fabric, cfg: SweepConfig):
     if cfg.launcher == "srun":
         return launch.SrunLauncher(hostname=hostname, ifname=(lambda p: attr(p, "ifnames")) if has_ifnames else None)
     if cfg.launcher == "mpirun":
-        return launch.MpirunLauncher(hostname=hostname)
+        return launch.MpirunLauncher(hostname=hostname, nccl_binary=cfg.nccl_tests)
     return launch.LocalLauncher()
 
 
@@ -218,13 +219,20 @@ def _measure(fabric: Fabric, cfg: SweepConfig, progress: Progress, options: Opti
     from fabricdoc.plan import plan_sweep, retest_plan
     from fabricdoc.probes.launch import kill_running
 
-    runner = launcher_runner(_pair_launcher(fabric, cfg), timeout_s=cfg.test_timeout_s,
-                             size_bytes=cfg.size_bytes, backend=cfg.backend)
+    fields = {"size_bytes": cfg.size_bytes, "backend": cfg.backend}
+    if cfg.nccl_tests:
+        if cfg.launcher != "mpirun":
+            raise ConfigError("--nccl-tests runs the binaries through MPI: use --launcher mpirun")
+        fields["program"] = "nccl-tests"
+        fields["test"] = f"nccl-tests:{Path(cfg.nccl_tests).name}"  # localization reads both directions
+    runner = launcher_runner(_pair_launcher(fabric, cfg), timeout_s=cfg.test_timeout_s, **fields)
+    # A two-rank nccl-tests run loads both directions of every cable on its path.
+    bidirectional = bool(cfg.nccl_tests)
 
     def report(ev) -> None:
         progress(ev.phase, ev.done, ev.total)
 
-    plan = plan_sweep(fabric)
+    plan = plan_sweep(fabric, bidirectional=bidirectional)
     progress("plan", 1, 1)
     obs.pairs.extend(run_plan(fabric, plan, runner, journal=cfg.journal, resume=cfg.resume,
                               progress=report, on_interrupt=kill_running))
@@ -232,7 +240,7 @@ def _measure(fabric: Fabric, cfg: SweepConfig, progress: Progress, options: Opti
     rounds = len(plan.rounds)
     suspects = _suspects(fabric, findings)
     if cfg.retest and suspects:
-        again = retest_plan(fabric, suspects)
+        again = retest_plan(fabric, suspects, bidirectional=bidirectional)
         extra = run_plan(fabric, again, runner, journal=cfg.journal, resume=cfg.resume,
                          progress=report, on_interrupt=kill_running)
         obs.pairs.extend(_renumber(extra, rounds))

@@ -51,6 +51,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="kill a bandwidth test after S seconds and record it as hung (default 120)")
     p.add_argument("--size", type=int, default=1 << 24, metavar="BYTES", help="bandwidth test message size (default 16 MiB)")
     p.add_argument("--backend", choices=("gloo", "nccl"), default="gloo", help="torch.distributed backend (default gloo)")
+    p.add_argument("--nccl-tests", metavar="BINARY",
+                   help="run this nccl-tests binary (sendrecv_perf or all_reduce_perf, MPI build) for each pair "
+                   "instead of fabricdoc's torch test; needs --launcher mpirun")
     p.add_argument("--journal", metavar="FILE", help="journal of finished bandwidth tests (JSON lines) for --resume")
     p.add_argument("--resume", action="store_true", help="skip the bandwidth tests already in --journal")
     p.add_argument("--history", metavar="DB", help="append this sweep to a history store (SQLite)")
@@ -75,6 +78,7 @@ def config_from_args(args: argparse.Namespace):
         hosts=[h for h in args.hosts.split(",") if h] if args.hosts else None, launcher=args.launcher,
         bandwidth=not args.no_bandwidth, test_timeout_s=args.test_timeout, size_bytes=args.size,
         backend=args.backend, journal=args.journal, resume=args.resume, slow_ratio=args.slow_ratio,
+        nccl_tests=args.nccl_tests,
     )
 
 

@@ -58,3 +58,49 @@ def test_probe_argv_names_ports_and_namespace_from_the_fabric_file():
 def test_a_journal_on_a_sweep_that_runs_no_tests_is_refused():
     with pytest.raises(ConfigError, match="--journal"):
         run_sweep(SweepConfig(fabric="demo", journal="/tmp/never-written.jsonl"))
+
+
+def test_nccl_tests_pairs_run_the_binary_through_mpirun_on_both_hosts():
+    from fabricdoc.bandwidth import TestSpec, launcher_runner
+
+    f = ib_like_fabric()
+    cfg = SweepConfig(fabric="ib", launcher="mpirun", nccl_tests="/opt/nccl-tests/build/sendrecv_perf")
+    launcher = _pair_launcher(f, cfg)
+    spec = PairSpec(src=PortRef("0xaa", 1), dst=PortRef("0xbb", 1), program="nccl-tests", size_bytes=1 << 20)
+    (proc,) = launcher.procs(spec, 60)
+    assert proc.argv[:5] == ["mpirun", "-np", "2", "--host", "gpu01:1,gpu02:1"]
+    assert "/opt/nccl-tests/build/sendrecv_perf" in proc.argv
+    assert callable(launcher_runner(launcher, program="nccl-tests")) and TestSpec
+
+
+def test_nccl_tests_results_are_localized_over_both_directions(monkeypatch):
+    import fabricdoc.bandwidth as bw
+    from fabricdoc.localize import Options
+    from fabricdoc.model import Observations, PairResult
+    from fabricdoc.sweep import _measure
+
+    seen = {}
+
+    def fake_run_plan(fabric, plan, runner, **kw):
+        seen["bidirectional"] = plan.bidirectional
+        seen["runner"] = runner
+        return []
+
+    monkeypatch.setattr(bw, "run_plan", fake_run_plan)
+    cfg = SweepConfig(fabric="ib", launcher="mpirun", nccl_tests="/x/sendrecv_perf")
+    _measure(ib_like_fabric(), cfg, lambda *a: None, Options(), Observations())
+    assert seen["bidirectional"] is True
+    from fabricdoc.plan import is_bidirectional
+
+    assert is_bidirectional(PairResult(PortRef("0xaa", 1), PortRef("0xbb", 1), "ok", 1.0,
+                                       test="nccl-tests:sendrecv_perf").test)
+
+
+def test_nccl_tests_need_mpirun():
+    from fabricdoc.localize import Options
+    from fabricdoc.model import Observations
+    from fabricdoc.sweep import _measure
+
+    cfg = SweepConfig(fabric="roce", launcher="srun", nccl_tests="sendrecv_perf")
+    with pytest.raises(ConfigError, match="--launcher mpirun"):
+        _measure(ib_like_fabric(), cfg, lambda *a: None, Options(), Observations())
