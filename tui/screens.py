@@ -1031,7 +1031,8 @@ class LoadingScreen(Screen[None]):
         self.what = what
 
     def compose(self) -> ComposeResult:
-        yield Header(show_clock=False)
+        # No Header: a report that loads before the Header's first title update would be
+        # switched away under it, and Textual's update then finds no title widget.
         yield Label(safe(f"loading {self.what} …"), id="loading")
         yield Footer()
 
