@@ -382,6 +382,14 @@ _NETFILE_KEYS = re.compile(r"^(width|speed|module|include|pdebug|do|devid|vendid
 _IBSIM_GUID_BASE = {"Switch": 0x200000, "Ca": 0x100000, "Rt": 0x300000}
 
 
+def _whole_lines(text: str, source: str) -> list[str]:
+    """The output's lines; output cut in the middle of a line (a killed tool) is a ParseError."""
+    lines = text.splitlines()
+    if text and not text.endswith("\n") and lines:
+        raise ParseError(source, len(lines), lines[-1], "output ends in the middle of a line")
+    return lines
+
+
 def parse_ibnetdiscover(text: str, source: str = "ibnetdiscover") -> IbTopology:
     """Parse ``ibnetdiscover`` output, a saved copy, or an ibsim net file in that syntax.
 
@@ -391,9 +399,7 @@ def parse_ibnetdiscover(text: str, source: str = "ibnetdiscover") -> IbTopology:
     ``lid N 4xHDR`` tail. A port that leads to a node the text never describes
     means the output was cut short: ParseError with line 0.
     """
-    lines = text.splitlines()
-    if text and not text.endswith("\n") and lines:
-        raise ParseError(source, len(lines), lines[-1], "output ends in the middle of a line")
+    lines = _whole_lines(text, source)
     nodes: list[dict] = []
     cur: dict | None = None
     next_guid = dict(_IBSIM_GUID_BASE)
@@ -471,6 +477,11 @@ def parse_ibnetdiscover(text: str, source: str = "ibnetdiscover") -> IbTopology:
         raise ParseError(source, no, raw, "not an ibnetdiscover node, port or header line")
     if not nodes:
         raise ParseError(source, 0, "", "no nodes (empty or truncated output)")
+    for n in nodes:
+        # Every discovered node has at least the cable it was found through.
+        if not n["ports"]:
+            raise ParseError(source, n["line"], lines[n["line"] - 1],
+                             "node header without port lines: output ends early")
     by_ident = {n["ident"]: n for n in nodes}
     records = []
     for n in nodes:
@@ -552,9 +563,7 @@ def parse_perfquery(
             )
         )
 
-    lines = text.splitlines()
-    if text and not text.endswith("\n") and lines:
-        raise ParseError(source, len(lines), lines[-1], "output ends in the middle of a line")
+    lines = _whole_lines(text, source)
     for no, raw in enumerate(lines, 1):
         line = raw.strip()
         if not line:
@@ -631,9 +640,7 @@ def parse_ibqueryerrors(
     summary: tuple[int, int] | None = None
     ports_checked: int | None = None
     bad_ports: int | None = None
-    lines = text.splitlines()
-    if text and not text.endswith("\n") and lines:
-        raise ParseError(source, len(lines), lines[-1], "output ends in the middle of a line")
+    lines = _whole_lines(text, source)
     for no, raw in enumerate(lines, 1):
         line = raw.strip()
         if not line:
@@ -747,9 +754,7 @@ def parse_iblinkinfo_lines(text: str, source: str = "iblinkinfo") -> list[IbLink
     in_node = False
     ports_here = header_no = 0
     header = ""
-    lines = text.splitlines()
-    if text and not text.endswith("\n") and lines:
-        raise ParseError(source, len(lines), lines[-1], "output ends in the middle of a line")
+    lines = _whole_lines(text, source)
     for no, raw in enumerate(lines, 1):
         line = raw.strip()
         if not line:
@@ -887,9 +892,7 @@ def parse_ibroute(text: str, source: str = "ibroute") -> IbRoute:
     head: re.Match[str] | None = None
     lft: dict[int, int] = {}
     dests: dict[int, str] = {}
-    lines = text.splitlines()
-    if text and not text.endswith("\n") and lines:
-        raise ParseError(source, len(lines), lines[-1], "output ends in the middle of a line")
+    lines = _whole_lines(text, source)
     done = False
     for no, raw in enumerate(lines, 1):
         line = raw.strip()
