@@ -8,7 +8,6 @@ import shutil
 import subprocess
 import sys
 import threading
-import time
 
 import pytest
 
@@ -69,14 +68,15 @@ def test_a_flapping_host_cable_is_named_and_healthy_cables_are_not(lab):
     flaps = 0
 
     def flapper():
+        # Flap until the sweep exits, so the flaps fall inside every probe's watch window
+        # whenever it starts (bounded: at most 60 flaps).
         nonlocal flaps
-        time.sleep(2.0)  # let every probe take its first sample and start watching
-        while not stop.is_set() and flaps < 4:
+        while not stop.is_set() and proc.poll() is None and flaps < 60:
             sh("ip", "-n", f"{PREFIX}-h2", "link", "set", f"{PREFIX}2h", "down")
-            time.sleep(0.3)
+            stop.wait(0.3)
             sh("ip", "-n", f"{PREFIX}-h2", "link", "set", f"{PREFIX}2h", "up")
             flaps += 1
-            time.sleep(0.3)
+            stop.wait(0.3)
 
     t = threading.Thread(target=flapper)
     t.start()
