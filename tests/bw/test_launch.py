@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import time
 
 import pytest
@@ -19,6 +18,7 @@ from fabricdoc.probes.launch import (
 
 from fabricdoc.errors import ProbeError
 from fabricdoc.model import PortRef
+from tests.waiting import process_gone
 
 A, B = PortRef("node0001", 1), PortRef("node0002", 1)
 
@@ -30,14 +30,7 @@ def test_hung_processes_are_killed_at_the_timeout_with_their_children(tmp_path):
     assert raw.status == "hung"
     assert time.monotonic() - started < 10
     child = int(marker.read_text())
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        try:
-            os.kill(child, 0)
-        except ProcessLookupError:
-            break
-        time.sleep(0.05)
-    else:
+    if not process_gone(child, 5.0, 0.05):
         pytest.fail("grandchild survived the kill")
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import stat
 import time
 from pathlib import Path
@@ -11,6 +10,7 @@ import pytest
 from fabricdoc.probes.ibdiags import IbRunner
 
 from fabricdoc.errors import ProbeError
+from tests.waiting import process_gone
 
 
 def stand_in(dir_: Path, name: str, body: str) -> Path:
@@ -41,14 +41,7 @@ def test_a_hung_tool_is_killed_with_its_children_at_the_timeout(tmp_path):
     assert exc.value.status == "timeout"
     assert str(exc.value).startswith("iblinkinfo: timed out after 0.5s")
     child = int(pidfile.read_text())
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        try:
-            os.kill(child, 0)
-        except ProcessLookupError:
-            break
-        time.sleep(0.02)
-    else:
+    if not process_gone(child, 5.0, 0.02):
         pytest.fail("the hung tool's child survived the timeout")
 
 
