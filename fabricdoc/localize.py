@@ -47,6 +47,7 @@ class _Blame:
     faults: dict[str, str] = field(default_factory=dict)  # fault -> severity
     evidence: list[Evidence] = field(default_factory=list)
     confidence: float = 0.0
+    flaps: int = 0  # distinct down transitions seen in the watch window
 
 
 def localize(fabric: Fabric, obs: Observations, options: Options | None = None) -> list[Finding]:
@@ -145,6 +146,7 @@ def _from_events(fabric: Fabric, obs: Observations, blame: dict[LinkKey, _Blame]
         if not flaps:
             continue
         span = (flaps[-1] - flaps[0]) if len(flaps) > 1 else 0.0
+        blame[key].flaps = len(flaps)
         _add(
             blame[key], "flapping", "error" if len(flaps) > 1 else "warning", 0.95,
             Evidence("event", {"flaps": len(flaps), "first": flaps[0], "last": flaps[-1],
@@ -322,6 +324,10 @@ def _to_findings(fabric: Fabric, blame: dict[LinkKey, _Blame], opt: Options) -> 
         if key in absorbed or not b.faults:
             continue
         fault = _primary(b.faults)
+        if fault == "down" and b.flaps >= 2:
+            # Sampled while down, but it went down and came back repeatedly in the window:
+            # it is flapping (and will likely come back again), the down state is evidence.
+            fault = "flapping"
         severity = max(b.faults.values(), key=SEVERITY_RANK.__getitem__)
         a_node, b_node = fabric.nodes[key.a.node], fabric.nodes[key.b.node]
         host_end = key.a if a_node.kind == "host" else key.b if b_node.kind == "host" else None

@@ -138,3 +138,29 @@ def test_equally_likely_suspects_are_named_and_all_get_retested():
     assert ev.detail["equivalent_suspects"] == len(path) == 4
     assert finding.confidence <= 0.25
     assert set(_suspects(fabric, [finding])) == set(path)
+
+
+def _watched_link(downs: int):
+    from fabricdoc.model import LinkEvent, Observations, PortState
+
+    fabric = fat_tree_2(2, 2, 2)
+    events = []
+    for i in range(downs):
+        events.append(LinkEvent("node0002", 1, 100.0 + i, "down"))
+        if i < downs - 1:
+            events.append(LinkEvent("node0002", 1, 100.5 + i, "up"))
+    # The closing sample caught the port after its last down.
+    obs = Observations(states=[PortState("node0002", 1, "down", source="netlink")], events=events)
+    return localize(fabric, obs)
+
+
+def test_a_link_sampled_down_between_repeated_flaps_is_named_flapping_with_the_state_as_evidence():
+    (f,) = _watched_link(4)
+    assert f.fault == "flapping" and "node0002" in f.node_ids
+    assert {e.type for e in f.evidence} == {"state", "event"}
+    assert [e.detail["flaps"] for e in f.evidence if e.type == "event"] == [4]
+
+
+def test_a_link_that_went_down_once_and_stayed_down_is_named_down():
+    (f,) = _watched_link(1)
+    assert f.fault == "down"
