@@ -83,8 +83,10 @@ def _epoch(text: str) -> float:
 class History:
     """An open history store. Use as a context manager, or call :meth:`close`."""
 
-    def __init__(self, path: str | Path | None = None) -> None:
+    def __init__(self, path: str | Path | None = None, create: bool = True) -> None:
         self.path = Path(path) if path is not None else default_path()
+        if not create and not self.path.is_file():
+            raise FabricdocError(f"{self.path}: no history store there (a sweep with --history writes one)")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self.db = sqlite3.connect(self.path, timeout=10.0)
@@ -309,9 +311,15 @@ class History:
             rows.append({"kind": kind, "episodes": int(group["episodes"].sum()), "population": pop, "hours": hours, "per_component_hour": rate})
         return pd.DataFrame(rows, columns=["kind", "episodes", "population", "hours", "per_component_hour"])
 
-    def host_failure_rate(self) -> tuple[float, str] | None:
-        """Hosts entering the drain list per host-hour (the shape :func:`fabricdoc.jobcost.host_rate_from_history` returns)."""
+    def host_failure_rate(self, fabric: str | None = None) -> tuple[float, str] | None:
+        """Hosts entering the drain list per host-hour (the shape :func:`fabricdoc.jobcost.host_rate_from_history` returns).
+
+        ``fabric`` keeps only that fabric's sweeps (a store may hold several).
+        None when fewer than two sweeps or no time between them.
+        """
         sweeps = self.sweeps()
+        if fabric is not None:
+            sweeps = sweeps[sweeps["fabric"] == fabric]
         if len(sweeps) < 2:
             return None
         drained: dict[int, set[str]] = {}

@@ -166,6 +166,21 @@ def host_rate_from_history(reports: Iterable[Any]) -> tuple[float, str] | None:
     return failures / host_hours, f"history: {failures} host failures in {len(dated)} reports over {span:.1f} h"
 
 
+def observed_rates(observed: tuple[float, str] | None) -> dict[str, Any]:
+    """``impact_section`` failure-rate inputs from an observed ``(rate, description)``.
+
+    No observation gives ``{}`` (the default rate). A history with no host failure
+    yet cannot tell a rate from zero: it keeps the default and says so, rather than
+    promising a job that never fails.
+    """
+    if observed is None:
+        return {}
+    rate, why = observed
+    if rate <= 0:
+        return {"source": f"{DEFAULT_SOURCE}; {why}, too few to estimate a rate"}
+    return {"host_per_hour": rate, "source": why}
+
+
 def _when(text: str) -> datetime:
     try:
         return datetime.fromisoformat(text)

@@ -86,21 +86,25 @@ def run_sweep(cfg: SweepConfig, progress: Progress | None = None) -> Report:
         fabric, findings, obs, duration_s=round(time.monotonic() - started, 3), rounds=rounds,
         include_topology=cfg.include_topology, slow_ratio=cfg.slow_ratio,
     )
-    report.impact = _impact(fabric, findings, report, cfg)
-    progress("impact", 1, 1)
+    rates: dict = {}
     if cfg.history:
-        from fabricdoc import history
+        from fabricdoc import history, jobcost
 
+        # Stored first, so the failure rate the job cost uses includes this sweep.
         history.append(cfg.history, report, counters=obs.before + obs.after, events=obs.events)
+        with history.History(cfg.history) as store:
+            rates = jobcost.observed_rates(store.host_failure_rate(report.fabric.get("name")))
+    report.impact = _impact(fabric, findings, report, cfg, rates)
+    progress("impact", 1, 1)
     return report
 
 
-def _impact(fabric: Fabric, findings: list[Finding], report: Report, cfg: SweepConfig) -> dict | None:
+def _impact(fabric: Fabric, findings: list[Finding], report: Report, cfg: SweepConfig, rates: dict) -> dict | None:
     from fabricdoc.impact import impact_section
 
     return impact_section(
         fabric, findings, [d.node for d in report.drain], job_hosts=cfg.job_hosts, hours=cfg.hours,
-        checkpoint_minutes=cfg.checkpoint_minutes,
+        checkpoint_minutes=cfg.checkpoint_minutes, failure_rates=rates,
     )
 
 

@@ -47,10 +47,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--restart-minutes", type=float, default=0.0, metavar="R",
                    help="minutes to restart after a failure, lost on top of the work since the checkpoint")
     p.add_argument("--host-mtbf-hours", type=float, default=None, metavar="H",
-                   help="mean hours between failures of one host (default: observed in --history, "
-                   "else the Llama 3 fleet rate, about 6,300 h)")
+                   help="mean hours between failures of one host (default: observed in --history or "
+                   "--history-db, else the Llama 3 fleet rate, about 6,300 h)")
     p.add_argument("--history", nargs="+", metavar="REPORT", default=None,
                    help="earlier reports of the same fabric: hosts newly drained between them give the failure rate")
+    p.add_argument("--history-db", metavar="DB", default=None,
+                   help="a history store ('sweep --history DB'): its sweeps of this report's fabric give the "
+                   "failure rate")
     p.add_argument("--alternatives", type=int, default=3, metavar="K", help="alternative drains to list (default 3)")
     p.add_argument("--write", action="store_true", help="also store the impact section in the report file (atomic)")
     p.add_argument("--json", action="store_true", help="print the impact section as JSON")
@@ -59,10 +62,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 
-def failure_rates(args: argparse.Namespace) -> dict[str, Any]:
-    """The failure-rate inputs of the job cost from the command line (and --history)."""
-    from fabricdoc.jobcost import host_rate_from_history
+def failure_rates(args: argparse.Namespace, fabric_name: str | None = None) -> dict[str, Any]:
+    """The failure-rate inputs of the job cost from the command line (--host-mtbf-hours, --history, --history-db)."""
+    from fabricdoc.jobcost import host_rate_from_history, observed_rates
 
+    given = [flag for flag, v in (("--host-mtbf-hours", args.host_mtbf_hours), ("--history", args.history),
+                                  ("--history-db", args.history_db)) if v is not None]
+    if len(given) > 1:
+        raise FabricdocError(f"give one failure-rate source, not {' and '.join(given)}")
     rates: dict[str, Any] = {"restart_minutes": args.restart_minutes}
     if args.host_mtbf_hours is not None:
         if args.host_mtbf_hours <= 0:
@@ -73,7 +80,16 @@ def failure_rates(args: argparse.Namespace) -> dict[str, Any]:
         observed = host_rate_from_history([Report.load(p) for p in args.history])
         if observed is None:
             raise FabricdocError("--history: the reports span no time; give at least two from different times")
-        rates["host_per_hour"], rates["source"] = observed
+        rates.update(observed_rates(observed))
+    elif args.history_db:
+        from fabricdoc.history import History
+
+        with History(args.history_db, create=False) as store:
+            observed = store.host_failure_rate(fabric_name)
+        if observed is None:
+            raise FabricdocError(f"--history-db {args.history_db}: fewer than two sweeps of fabric "
+                                 f"{fabric_name!r} at different times")
+        rates.update(observed_rates(observed))
     return rates
 
 
@@ -89,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
         job_hosts=read_host_list(args.job_hosts) if args.job_hosts else None,
         hours=args.hours,
         checkpoint_minutes=args.checkpoint_minutes,
-        failure_rates=failure_rates(args),
+        failure_rates=failure_rates(args, report.fabric.get("name")),
         alternatives=max(0, args.alternatives),
     )
     if args.write:

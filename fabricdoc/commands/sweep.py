@@ -56,7 +56,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "instead of fabricdoc's torch test; needs --launcher mpirun")
     p.add_argument("--journal", metavar="FILE", help="journal of finished bandwidth tests (JSON lines) for --resume")
     p.add_argument("--resume", action="store_true", help="skip the bandwidth tests already in --journal")
-    p.add_argument("--history", metavar="DB", help="append this sweep to a history store (SQLite)")
+    p.add_argument("--history", metavar="DB", help="append this sweep to a history store (SQLite); the job cost "
+                   "then uses the host failure rate observed in the store's sweeps of this fabric")
     p.add_argument("-o", "--output", metavar="FILE", help="write the JSON report here (atomically)")
     p.add_argument("--json", action="store_true", help="print the JSON report instead of the summary")
     p.add_argument("--no-topology", action="store_true", help="leave the topology out of the JSON report")

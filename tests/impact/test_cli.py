@@ -84,3 +84,25 @@ def test_history_gives_the_failure_rate(report_path, tmp_path, capsys):
     job = json.loads(capsys.readouterr().out)["job"]
     assert job["host_failures_per_hour"] == pytest.approx(1 / (8 * 10))
     assert job["rate_source"].startswith("history")
+
+
+def test_a_history_store_gives_the_failure_rate_and_bad_choices_are_one_line(report_path, tmp_path, capsys):
+    from fabricdoc import history
+    from fabricdoc.report import DrainEntry
+
+    db = tmp_path / "h.sqlite"
+    for hour, drained in ((0, []), (10, ["gpu0003"])):
+        rep = Report.load(report_path)
+        rep.generated_at = f"2025-01-01T{hour:02d}:00:00+00:00"
+        rep.drain = [DrainEntry(node=h, reason="test") for h in drained]
+        history.append(db, rep)
+    assert main(["impact", str(report_path), "--json", "--history-db", str(db)]) == 0
+    job = json.loads(capsys.readouterr().out)["job"]
+    assert job["host_failures_per_hour"] == pytest.approx(1 / (8 * 10))
+    assert job["rate_source"].startswith("history: 1 host failures in 2 sweeps")
+    for argv in (["--history-db", str(tmp_path / "missing.sqlite")],
+                 ["--history-db", str(db), "--host-mtbf-hours", "100"]):
+        assert main(["impact", str(report_path), *argv]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1, err
+    assert not (tmp_path / "missing.sqlite").exists()

@@ -125,3 +125,16 @@ def test_history_counts_newly_drained_hosts_per_host_hour_in_service():
     assert rate == pytest.approx(3 / (1000 + 990))
     assert "3 host failures" in why
     assert host_rate_from_history(reports[:1]) is None
+
+
+def test_a_history_without_failures_keeps_the_default_rate_and_says_why():
+    from fabricdoc.jobcost import DEFAULT_SOURCE, observed_rates
+
+    assert observed_rates(None) == {}
+    assert observed_rates((0.002, "history: 2 host failures")) == {"host_per_hour": 0.002, "source": "history: 2 host failures"}
+    kept = observed_rates((0.0, "history: 0 host failures in 3 reports over 48.0 h"))
+    assert "host_per_hour" not in kept
+    assert kept["source"].startswith(DEFAULT_SOURCE) and "0 host failures" in kept["source"]
+    job = job_cost(10, 24.0, rate_source=kept["source"])
+    assert job["host_failures_per_hour"] == pytest.approx(DEFAULT_HOST_FAILURES_PER_HOUR)
+    assert job["failure_probability"] > 0

@@ -146,3 +146,44 @@ def test_cli_history_tables_show_fabric_names_with_control_characters_escaped(tm
     out = capsys.readouterr().out
     assert "\x1b" not in out
     assert "evil\\x1b[2Jnode" in out
+
+
+def test_the_host_failure_rate_counts_only_the_named_fabrics_sweeps(tmp_path):
+    db = tmp_path / "h.sqlite"
+    for day, bad in enumerate([[], ["node0002"]]):
+        history.append(db, report_at(T0 + timedelta(days=day), bad_hosts=bad))
+        other = report_at(T0 + timedelta(days=day, hours=1), bad_hosts=[[], ["node0001", "node0003"]][day])
+        other.fabric = {**other.fabric, "name": "other"}
+        history.append(db, other)
+    with History(db) as h:
+        name = report_at(T0).fabric["name"]
+        rate, why = h.host_failure_rate(name)
+        assert rate == pytest.approx(1 / (4 * 24)) and "1 host failures in 2 sweeps" in why
+        rate, why = h.host_failure_rate("other")
+        assert rate == pytest.approx(2 / (4 * 24)) and "2 host failures in 2 sweeps" in why
+        assert h.host_failure_rate("absent") is None
+
+
+def test_a_sweep_with_a_history_takes_the_jobs_failure_rate_from_it(tmp_path):
+    from fabricdoc.report import Report
+    from fabricdoc.sweep import SweepConfig, run_sweep
+
+    fresh = tmp_path / "fresh.sqlite"
+    first = run_sweep(SweepConfig(fabric="demo", history=str(fresh)))
+    # One sweep is no history yet: the documented default rate, and the sweep is stored.
+    assert first.impact["job"]["rate_source"].startswith("default")
+    with History(fresh) as h:
+        assert len(h.sweeps()) == 1
+    # Ten hours earlier the same fabric drained nothing: the next sweep's drain is a new failure.
+    db = tmp_path / "h.sqlite"
+    earlier = Report.from_dict(first.to_dict())
+    when = datetime.fromisoformat(first.generated_at) - timedelta(hours=10)
+    earlier.generated_at = when.isoformat(timespec="seconds")
+    earlier.drain = []
+    history.append(db, earlier)
+    second = run_sweep(SweepConfig(fabric="demo", history=str(db)))
+    job = second.impact["job"]
+    assert len(second.drain) == 1
+    # Exposure: every host from the earlier sweep to this one (10 h and the seconds since).
+    assert job["host_failures_per_hour"] == pytest.approx(1 / (second.fabric["hosts"] * 10), rel=0.01)
+    assert job["rate_source"].startswith("history: 1 host failures in 2 sweeps")
