@@ -4,7 +4,9 @@ A finding counts against the job when it names one of the job's hosts, when
 the drain list puts a job host there for it, or (scope ``job``, with the
 report's topology) when it sits on a link or switch that the job's ring
 traffic crosses: the path from each job host to the next in sorted order, as
-a ring AllReduce sends. Policies come from flags and/or a TOML file with strict keys.
+a ring AllReduce sends. The busbw-loss limit is judged on that same ring (the
+job's own predicted AllReduce busbw against its nominal), not the fabric-wide
+figure. Policies come from flags and/or a TOML file with strict keys.
 """
 
 from __future__ import annotations
@@ -105,6 +107,7 @@ class GateResult:
     notes: list[str] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     busbw_loss_pct: float | None = None
+    busbw_scope: str = "fabric"  # "job": the job's own ring; "fabric": the report's impact section
     untested: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -118,6 +121,7 @@ class GateResult:
                 for f in self.findings
             ],
             "busbw_loss_pct": self.busbw_loss_pct,
+            "busbw_scope": self.busbw_scope,
             "untested": self.untested,
         }
 
@@ -206,21 +210,45 @@ def evaluate(
     if len(too_bad) > 10:
         res.reasons.append(f"... and {len(too_bad) - 10} more findings above {policy.max_severity}")
 
-    # Predicted bandwidth loss.
-    if policy.max_busbw_loss_pct is not None:
+    # Predicted bandwidth loss: the job's own ring where the report has the topology,
+    # else the report's fabric-wide figure.
+    whose = "fabric-wide"
+    own_ring = policy.scope == "job" and index.has_topology and len(job_ids) >= 2
+    if own_ring and policy.max_busbw_loss_pct is not None:
+        loss = job_busbw_loss_pct(report, sorted(job_ids.values()), policy.busbw_basis)
+        whose = f"for the job's {len(job_ids)} hosts"
+    else:
         loss = busbw_loss_pct(report.impact, policy.busbw_basis)
-        res.busbw_loss_pct = loss
+    res.busbw_loss_pct = loss
+    res.busbw_scope = "job" if whose != "fabric-wide" else "fabric"
+    if policy.max_busbw_loss_pct is not None:
         if loss is None:
             msg = "report has no impact prediction (allreduce_busbw_gbps): busbw loss not checked"
             (res.reasons if policy.missing_impact == "fail" else res.notes).append(msg)
         elif loss > policy.max_busbw_loss_pct:
             res.reasons.append(
-                f"predicted AllReduce busbw loss {loss:.1f}% ({policy.busbw_basis}) exceeds {policy.max_busbw_loss_pct:g}%"
+                f"predicted AllReduce busbw loss {whose} {loss:.1f}% ({policy.busbw_basis}) "
+                f"exceeds {policy.max_busbw_loss_pct:g}%"
             )
-    else:
-        res.busbw_loss_pct = busbw_loss_pct(report.impact, policy.busbw_basis)
     res.ok = not res.reasons
     return res
+
+
+def job_busbw_loss_pct(report: Report, job_nodes: list[str], basis: str = "now") -> float | None:
+    """Predicted ring AllReduce busbw loss (percent of nominal) of a job on ``job_nodes`` alone.
+
+    A degraded link the job's ring never crosses costs it nothing, whatever it
+    costs the whole fabric. ``after_drain`` also leaves out the job's hosts on the
+    report's drain list. None when the job has no AllReduce over the fabric.
+    """
+    from fabricdoc.impact import ImpactModel
+
+    model = ImpactModel(report.fabric_model(), report.findings, job_nodes)
+    nominal = model.busbw(None, "ring", "nominal")
+    if nominal <= 0:
+        return None
+    got = model.busbw(None, "ring", "now") if basis == "now" else model.what_if([d.node for d in report.drain])["busbw_gbps"]
+    return max(0.0, (nominal - got) / nominal * 100.0)
 
 
 def _clean(text: object) -> str:

@@ -23,7 +23,8 @@ policy:
   --policy FILE is TOML with these keys (flags override them):
     max_severity = "warning"      # findings above this fail; "none": any finding fails
     min_confidence = 0.5          # less certain findings are ignored
-    max_busbw_loss_pct = 10.0     # predicted AllReduce busbw loss allowed (needs the report's impact)
+    max_busbw_loss_pct = 10.0     # predicted AllReduce busbw loss allowed: of the job's own ring
+                                  # (scope "job", report with topology), else the report's impact
     busbw_basis = "now"           # or "after_drain"
     missing_impact = "pass"       # report without impact: "pass" (with a note) or "fail"
     untested_hosts = "fail"       # job hosts missing from the report

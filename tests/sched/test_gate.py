@@ -75,18 +75,37 @@ def test_findings_below_min_confidence_or_with_ignored_faults_are_not_counted():
     assert evaluate(make_report(findings=[uplink_errors()]), job, Policy(ignore_faults=("symbol_errors",))).ok
 
 
-def test_busbw_loss_limit_uses_the_impact_section():
+def test_busbw_loss_limit_with_fabric_scope_uses_the_impact_section():
     job = ["node0001", "node0002"]
-    assert not evaluate(make_report(impact=IMPACT), job, Policy(max_busbw_loss_pct=10)).ok
-    res = evaluate(make_report(impact=IMPACT), job, Policy(max_busbw_loss_pct=10, busbw_basis="after_drain"))
-    assert res.ok and res.busbw_loss_pct == pytest.approx(5.0)
+    assert not evaluate(make_report(impact=IMPACT), job, Policy(max_busbw_loss_pct=10, scope="fabric")).ok
+    res = evaluate(make_report(impact=IMPACT), job,
+                   Policy(max_busbw_loss_pct=10, busbw_basis="after_drain", scope="fabric"))
+    assert res.ok and res.busbw_loss_pct == pytest.approx(5.0) and res.busbw_scope == "fabric"
+
+
+def halved_uplink(leaf: str = "leaf02") -> Finding:
+    return Finding("B001", "link", f"{leaf}[3] -- spine01[{leaf[-1]}]", "degraded_bandwidth", "error", 0.9,
+                   [Evidence("pairs", {"median_ratio": 0.5})], [(leaf, 3), ("spine01", int(leaf[-1]))],
+                   [leaf, "spine01"])
+
+
+def test_busbw_loss_limit_with_job_scope_uses_the_jobs_own_ring():
+    # The fabric-wide figure says 20% lost; what counts is whether the job's ring crosses the halved link.
+    rep = make_report(findings=[halved_uplink("leaf02")], impact=IMPACT)
+    policy = Policy(max_busbw_loss_pct=10, max_severity="critical")
+    under_one_leaf = evaluate(rep, ["node0001", "node0002"], policy)
+    assert under_one_leaf.ok, under_one_leaf.reasons
+    assert under_one_leaf.busbw_loss_pct == pytest.approx(0.0) and under_one_leaf.busbw_scope == "job"
+    across = evaluate(rep, ["node0001", "node0003"], policy)
+    assert not across.ok and across.busbw_loss_pct == pytest.approx(50.0)
+    assert any("busbw loss for the job's 2 hosts 50.0% (now) exceeds 10%" in r for r in across.reasons)
 
 
 def test_missing_impact_passes_with_a_note_or_fails_when_asked():
     job = ["node0001", "node0002"]
-    res = evaluate(make_report(), job, Policy(max_busbw_loss_pct=10))
+    res = evaluate(make_report(), job, Policy(max_busbw_loss_pct=10, scope="fabric"))
     assert res.ok and any("no impact prediction" in n for n in res.notes)
-    res = evaluate(make_report(), job, Policy(max_busbw_loss_pct=10, missing_impact="fail"))
+    res = evaluate(make_report(), job, Policy(max_busbw_loss_pct=10, missing_impact="fail", scope="fabric"))
     assert not res.ok and any("no impact prediction" in r for r in res.reasons)
 
 
