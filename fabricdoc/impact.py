@@ -564,13 +564,15 @@ class ImpactModel:
         counts = np.bincount(np.concatenate(flows), minlength=cap.size)
         used = np.flatnonzero(counts)
         per_flow = cap[used] / counts[used]
-        hot = used[per_flow <= per_flow.min() * (1 + 1e-9)]
+        is_hot = np.zeros(cap.size, dtype=bool)
+        is_hot[used[per_flow <= per_flow.min() * (1 + 1e-9)]] = True
+        lens = np.fromiter((len(a) for a in flows), dtype=np.int64, count=len(flows))
+        flow_of = np.repeat(np.arange(len(flows)), lens)
         n = len(kept)
         out: list[str] = []
-        for f, arr in enumerate(flows):
-            if np.isin(arr, hot).any():
-                i = f % n
-                out += [kept[i], kept[(i + self.ring_step) % n]]
+        for f in np.unique(flow_of[is_hot[np.concatenate(flows)]]).tolist():
+            i = f % n
+            out += [kept[i], kept[(i + self.ring_step) % n]]
         return [h for h in dict.fromkeys(out + named) if h not in gone]
 
 
@@ -588,7 +590,7 @@ def impact_section(
     *,
     model: ImpactModel | None = None,
     alternatives: int = 3,
-    tree_max_hosts: int = 2048,
+    tree_max_hosts: int = 8192,
 ) -> dict[str, Any]:
     """The report's ``impact`` dict: AllReduce busbw nominal / now / after draining, what-if, job cost.
 
