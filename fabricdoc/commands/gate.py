@@ -128,7 +128,12 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(res.to_dict(), indent=2))
     elif not (res.ok and args.quiet):
         verdict = "PASS" if res.ok else "FAIL"
-        print(f"fabricdoc gate: {verdict}: {len(res.hosts)} job hosts, report {report.generated_at} ({report.verdict})")
+        line = (f"fabricdoc gate: {verdict}: {len(res.hosts)} job hosts; report of {report.generated_at}, "
+                f"fabric verdict {report.verdict}, {len(res.findings)} of {len(report.findings)} findings on this job")
+        if res.busbw_loss_pct is not None:
+            whose = "the job's ring" if res.busbw_scope == "job" else "fabric-wide"
+            line += f"; predicted busbw loss {res.busbw_loss_pct:.1f}% ({whose})"
+        print(line)
         for r in res.reasons:
             print(f"  - {r}")
         for n in res.notes:

@@ -167,7 +167,12 @@ def test_cli_gate_reads_a_hosts_file_with_hostlists_and_exits_1_with_reasons(tmp
     assert main(["gate", "--report", str(rep), "--job-hosts", str(hosts)]) == 1
     out = capsys.readouterr().out
     assert out.startswith("fabricdoc gate: FAIL: 3 job hosts")
+    assert "fabric verdict fail, 1 of 1 findings on this job" in out.splitlines()[0]
     assert "node0003 is in the drain list" in out
+    hosts.write_text("node[0001-0002]\n")
+    assert main(["gate", "--report", str(rep), "--job-hosts", str(hosts), "--max-busbw-loss-pct", "5"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert "0 of 1 findings on this job; predicted busbw loss 0.0% (the job's ring)" in first
 
 
 def test_cli_gate_uses_slurm_job_nodelist_in_a_prolog_and_passes(report_file, monkeypatch, capsys):
