@@ -165,11 +165,20 @@ def verdict_of(findings: list[Finding]) -> str:
 
 
 def write_atomic(path: str | Path, text: str) -> Path:
-    """Write ``text`` to ``path`` via a temp file in the same folder and a rename."""
+    """Write ``text`` to ``path`` via a temp file in the same folder and a rename.
+
+    The file gets the mode a plain ``open`` would give it (the umask's), or keeps the
+    mode of the file it replaces: a report is read by other users and by the scheduler.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = path.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        mode = 0o666 & ~_umask()
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "w") as fh:
             fh.write(text)
             fh.flush()
@@ -179,6 +188,12 @@ def write_atomic(path: str | Path, text: str) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def _umask() -> int:
+    current = os.umask(0o022)
+    os.umask(current)
+    return current
 
 
 def _pair_dict(fabric: Fabric, p) -> dict[str, Any]:

@@ -7,14 +7,12 @@ or a short text summary. ``fabricdoc analyze`` reads the gathered documents.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
-from pathlib import Path
 
 from fabricdoc.errors import ConfigError
 from fabricdoc.model import GpuHealth, LinkEvent, PortCounters, PortState, ProbeRun
 from fabricdoc.records_io import records_to_json
+from fabricdoc.report import write_atomic
 
 DESCRIPTION = """Collect the host-side view of the fabric on this node: interface stats,
 operstate and carrier flaps (netlink), qdisc drops/overlimits/backlog (tc), ECN CE
@@ -74,18 +72,6 @@ def _port_map(items: list[str]) -> dict[str, int] | None:
     return out
 
 
-def _write_atomic(path: str, text: str) -> None:
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def _summary(bundle) -> str:
     lines = [f"node {bundle.node}"]
     for r in bundle.of(PortState):
@@ -122,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
     )
     text = records_to_json(bundle.records, extra={"node": bundle.node, **bundle.extra})
     if args.output:
-        _write_atomic(args.output, text + "\n")
+        write_atomic(args.output, text + "\n")
     if args.json:
         sys.stdout.write(text + "\n")
     else:

@@ -52,6 +52,24 @@ def test_atomic_write_keeps_the_old_file_when_writing_fails(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
 
 
+def test_atomic_write_gives_the_umask_mode_or_keeps_the_replaced_files(tmp_path):
+    import os
+    import stat
+
+    old = os.umask(0o022)
+    try:
+        fresh = write_atomic(tmp_path / "report.json", "{}\n")
+        assert stat.S_IMODE(fresh.stat().st_mode) == 0o644  # readable by the scheduler, like open() gives
+        fresh.chmod(0o640)
+        write_atomic(fresh, "{\"again\": 1}\n")
+        assert stat.S_IMODE(fresh.stat().st_mode) == 0o640
+        os.umask(0o077)
+        assert stat.S_IMODE(write_atomic(tmp_path / "private.json", "{}\n").stat().st_mode) == 0o600
+    finally:
+        os.umask(old)
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
