@@ -67,7 +67,9 @@ def summary_text(report: Report, evidence_per_finding: int = 3) -> str:
             f"({t.get('pairs_slow', 0)} slow, {t.get('pairs_hung', 0)} hung, {t.get('pairs_wrong', 0)} corrupt)"
         )
     if t.get("ports_sampled"):
-        tested.append(f"{t['ports_sampled']} ports sampled over {t.get('interval_s') or 0:.3g}s")
+        secs = float(t.get("interval_s") or 0)
+        tested.append(f"{t['ports_sampled']} ports sampled over {secs:.0f}s" if secs >= 100
+                      else f"{t['ports_sampled']} ports sampled over {secs:.3g}s")
     if tested:
         lines.append("tested: " + "; ".join(tested))
     failed = [p for p in report.probes if p.get("status") != "ok"]
