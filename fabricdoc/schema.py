@@ -119,7 +119,85 @@ REPORT_SCHEMA: dict[str, Any] = {
                 },
             },
         },
-        "impact": {"type": "object", "description": "AllReduce bus bandwidth and job cost (see fabricdoc impact)"},
+        "impact": {
+            "type": "object",
+            "description": "AllReduce bus bandwidth and job cost (see fabricdoc impact)",
+            "required": ["allreduce_busbw_gbps", "job"],
+            "properties": {
+                "algorithm": {"enum": ["ring", "tree"], "description": "which algorithm the headline figures are"},
+                "job_hosts": {"type": "integer", "minimum": 0},
+                "rails": {"type": "integer", "minimum": 0},
+                "allreduce_busbw_gbps": {
+                    "type": "object",
+                    "description": "predicted nccl-tests busbw: all links healthy / with the findings / "
+                    "also without the drain list's hosts",
+                    "required": ["nominal", "now", "after_drain"],
+                    "properties": {"nominal": _NUM, "now": _NUM, "after_drain": _NUM},
+                },
+                "by_algorithm": {
+                    "type": "object",
+                    "additionalProperties": {
+                        "type": "object",
+                        "properties": {
+                            "nominal": _NUM, "now": _NUM, "after_drain": _NUM,
+                            "per_rail_now": {"type": "array", "items": {"type": "number"}},
+                            "bottleneck_now": {"type": ["object", "null"]},
+                            "skipped": {"type": "string", "description": "why this algorithm was not computed"},
+                        },
+                    },
+                },
+                "what_if": {
+                    "type": "array",
+                    "description": "drain choices: the report's, none, and the best alternatives",
+                    "items": {
+                        "type": "object",
+                        "required": ["choice", "drain", "hosts", "busbw_gbps", "vs_nominal", "throughput_fraction"],
+                        "properties": {
+                            "choice": {"enum": ["report", "none", "alternative"]},
+                            "drain": {"type": "array", "items": {"type": "string"}},
+                            "hosts": {"type": "integer", "minimum": 0},
+                            "busbw_gbps": _NUM,
+                            "vs_nominal": _NUM,
+                            "throughput_fraction": _NUM,
+                        },
+                    },
+                },
+                "job": {
+                    "type": "object",
+                    "description": "what failures cost a job of this size (hosts fail independently)",
+                    "required": ["n_hosts", "hours", "failure_probability", "mtbf_hours",
+                                 "recommended_checkpoint_minutes", "expected_goodput", "rate_source"],
+                    "properties": {
+                        "n_hosts": {"type": "integer", "minimum": 0},
+                        "hours": {"type": "number", "minimum": 0},
+                        "failure_probability": {"type": "number", "minimum": 0, "maximum": 1,
+                                                "description": "at least one failure within the job: 1-(1-p)^N"},
+                        "mtbf_hours": {**_NUM, "description": "the job's mean time between failures (null: none expected)"},
+                        "recommended_checkpoint_minutes": {**_NUM, "description": "Young/Daly: sqrt(2 x write time x MTBF)"},
+                        "expected_goodput": {"type": "number", "minimum": 0, "maximum": 1},
+                        "expected_lost_hours": _NUM,
+                        "host_failures_per_hour": _NUM,
+                        "rate_source": {"type": "string", "description": "where the failure rate came from"},
+                    },
+                },
+                "link_effects": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["link", "capacity_gbps"],
+                        "properties": {
+                            "link": {"type": "array", "items": _PORT, "minItems": 2, "maxItems": 2},
+                            "capacity_gbps": {"type": "number"},
+                            "nominal_gbps": _NUM,
+                            "down": {"type": "boolean"},
+                            "rule": {"type": ["string", "null"]},
+                            "finding": {"type": ["string", "null"]},
+                        },
+                    },
+                },
+                "unmapped_findings": {"type": "array", "items": {"type": "string"}},
+            },
+        },
         "topology": {
             "type": "object",
             "description": "the fabric, so the report alone can be drawn and re-analysed",

@@ -34,6 +34,20 @@ def test_report_validates_against_its_schema(report):
     assert data["drain"] == [{"node": "node0005", "reason": "behind link leaf03[1] -- node0005[1] (down)", "findings": ["F001"]}]
 
 
+def test_the_impact_section_is_validated_field_by_field(report, tmp_path):
+    from fabricdoc.impact import impact_section
+
+    data = json.loads(report.to_json())
+    data["impact"] = impact_section(report.fabric_model(), report.findings, [d.node for d in report.drain])
+    jsonschema.Draft202012Validator(REPORT_SCHEMA).validate(data)
+    assert {w["choice"] for w in data["impact"]["what_if"]} >= {"report", "none"}
+    del data["impact"]["job"]["failure_probability"]
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(FabricdocError, match="at impact/job: 'failure_probability' is a required property"):
+        Report.load(path)
+
+
 def test_report_round_trips_through_its_file(report, tmp_path):
     path = report.save(tmp_path / "r.json")
     again = Report.load(path)
