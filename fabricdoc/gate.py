@@ -132,9 +132,14 @@ def busbw_loss_pct(impact: dict[str, Any] | None, basis: str = "now") -> float |
         return None
     bw = impact.get("allreduce_busbw_gbps") or {}
     nominal, got = bw.get("nominal"), bw.get(basis)
-    if not isinstance(nominal, int | float) or not isinstance(got, int | float) or nominal <= 0:
+    if not isinstance(nominal, int | float) or not isinstance(got, int | float):
         return None
-    return max(0.0, (nominal - got) / nominal * 100.0)
+    return _loss_pct(nominal, got)
+
+
+def _loss_pct(nominal: float, got: float) -> float | None:
+    """How much of ``nominal`` busbw ``got`` loses, in percent (None without a nominal figure)."""
+    return None if nominal <= 0 else max(0.0, (nominal - got) / nominal * 100.0)
 
 
 class _HostIndex:
@@ -212,15 +217,14 @@ def evaluate(
 
     # Predicted bandwidth loss: the job's own ring where the report has the topology,
     # else the report's fabric-wide figure.
-    whose = "fabric-wide"
     own_ring = policy.scope == "job" and index.has_topology and len(job_ids) >= 2
     if own_ring and policy.max_busbw_loss_pct is not None:
+        res.busbw_scope = "job"
         loss = job_busbw_loss_pct(report, sorted(job_ids.values()), policy.busbw_basis)
-        whose = f"for the job's {len(job_ids)} hosts"
     else:
         loss = busbw_loss_pct(report.impact, policy.busbw_basis)
     res.busbw_loss_pct = loss
-    res.busbw_scope = "job" if whose != "fabric-wide" else "fabric"
+    whose = f"for the job's {len(job_ids)} hosts" if res.busbw_scope == "job" else "fabric-wide"
     if policy.max_busbw_loss_pct is not None:
         if loss is None:
             msg = "report has no impact prediction (allreduce_busbw_gbps): busbw loss not checked"
@@ -244,11 +248,8 @@ def job_busbw_loss_pct(report: Report, job_nodes: list[str], basis: str = "now")
     from fabricdoc.impact import ImpactModel
 
     model = ImpactModel(report.fabric_model(), report.findings, job_nodes)
-    nominal = model.busbw(None, "ring", "nominal")
-    if nominal <= 0:
-        return None
     got = model.busbw(None, "ring", "now") if basis == "now" else model.what_if([d.node for d in report.drain])["busbw_gbps"]
-    return max(0.0, (nominal - got) / nominal * 100.0)
+    return _loss_pct(model.busbw(None, "ring", "nominal"), got)
 
 
 def _clean(text: object) -> str:

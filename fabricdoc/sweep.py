@@ -91,8 +91,8 @@ def run_sweep(cfg: SweepConfig, progress: Progress | None = None) -> Report:
         from fabricdoc import history, jobcost
 
         # Stored first, so the failure rate the job cost uses includes this sweep.
-        history.append(cfg.history, report, counters=obs.before + obs.after, events=obs.events)
         with history.History(cfg.history) as store:
+            store.append(report, obs.before + obs.after, obs.events)
             rates = jobcost.observed_rates(store.host_failure_rate(report.fabric.get("name")))
     report.impact = _impact(fabric, findings, report, cfg, rates)
     progress("impact", 1, 1)
