@@ -16,13 +16,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from fabricdoc.probes.ibdiags import IbRunner, busy_time
-from fabricdoc.probes.ibsim import IbSim
+from fabricdoc.probes.health import HealthRecorder
+from fabricdoc.probes.ib.ibsim import IbSim
+from fabricdoc.probes.ib.runner import IbRunner, busy_time
 
-from fabricdoc import ibsource
-from fabricdoc.generators import fat_tree_2
-from fabricdoc.ibfabric import write_netfile
-from fabricdoc.localize import localize
+from fabricdoc.analysis.localize import localize
+from fabricdoc.fabric.generators import fat_tree_2
+from fabricdoc.fabric.netfile import write_netfile
+from fabricdoc.sources import infiniband as ibsource
 
 
 def main() -> int:
@@ -44,13 +45,13 @@ def main() -> int:
             runner = IbRunner.for_sim(sim, timeout_s=args.timeout)
             phases = []
             for name, fn in (
-                ("discover", lambda: ibsource.discover(runner)),
+                ("discover", lambda: ibsource.discover(runner, HealthRecorder())),
             ):
                 n0, w0 = len(runner.runs), time.monotonic()
                 live = fn()
                 phases.append((name, time.monotonic() - w0, busy_time(runner.runs[n0:]), len(runner.runs) - n0))
             n0, w0 = len(runner.runs), time.monotonic()
-            obs = ibsource.collect(runner, live, interval_s=0.0)
+            obs = ibsource.collect(runner, live, HealthRecorder(), interval_s=0.0)
             phases.append(("collect", time.monotonic() - w0, busy_time(runner.runs[n0:]), len(runner.runs) - n0))
             w0 = time.monotonic()
             findings = localize(live, obs)

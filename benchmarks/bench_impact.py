@@ -13,9 +13,11 @@ import random
 import sys
 import time
 
-from fabricdoc.generators import rail_optimized
-from fabricdoc.impact import ImpactModel, impact_section
-from fabricdoc.model import Evidence, Finding
+from fabricdoc.fabric.generators import rail_optimized
+from fabricdoc.impact.busbw import ImpactModel
+from fabricdoc.impact.section import impact_section
+from fabricdoc.model.evidence import PairSample, SlowPairsEvidence
+from fabricdoc.model.findings import Finding
 
 
 def bench(hosts: int, calls: int = 20) -> None:
@@ -23,7 +25,7 @@ def bench(hosts: int, calls: int = 20) -> None:
     fabric = rail_optimized(units=hosts // 32, hosts_per_unit=32, rails=8, spines=8)
     t1 = time.perf_counter()
     finding = Finding("F001", "link", "half", "degraded_bandwidth", "error", 0.9,
-                      [Evidence("pairs", {"median_ratio": 0.5})],
+                      [SlowPairsEvidence(tests=4, slow=4, worst_ratio=0.5, median_ratio=0.5, slow_pairs=(PairSample(("gpu0001", 1), ("gpu0005", 1), "ok", 200.0, 400.0, 0.5),))],
                       [("leaf-su01-r1", 33), ("spine01", 1)], ["leaf-su01-r1", "spine01"])
     model = ImpactModel(fabric, [finding])
     t2 = time.perf_counter()

@@ -17,10 +17,10 @@ import tracemalloc
 
 import numpy as np
 
-from fabricdoc.generators import fat_tree_3, rail_optimized
-from fabricdoc.localize import localize
-from fabricdoc.plan import plan_sweep
-from fabricdoc.sim import Simulator, random_faults
+from fabricdoc.analysis.localize import localize
+from fabricdoc.bandwidth.plan import plan_sweep
+from fabricdoc.fabric.generators import fat_tree_3, rail_optimized
+from fabricdoc.sources.sim.simulator import Simulator, random_faults
 
 
 def bench(name, fabric, faults, seed):

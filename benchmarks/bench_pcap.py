@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from fabricdoc.probes.pcap import summarize_pcap
+from fabricdoc.probes.host.pcap import summarize_pcap
 
 MAC = bytes.fromhex("020000000001") + bytes.fromhex("020000000002")
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import time
 
-from fabricdoc.generators import fat_tree_2, rail_optimized
-from fabricdoc.plan import plan_sweep, round_budget, verify_plan
+from fabricdoc.bandwidth.plan import plan_sweep, round_budget, verify_plan
+from fabricdoc.fabric.generators import fat_tree_2, rail_optimized
 
 CASES = [
     ("fat-tree 2L, 512 hosts (16 leaves x 32, 16 spines)", lambda: fat_tree_2(16, 16, 32)),

@@ -2,9 +2,11 @@
 
 Prints: report load (JSON parse + schema validation), time until the main
 screen is up, time to fill the hosts / links tables the first time they are
-shown, per-page scroll time through them, a filter, and the what-if per key
-press with the real impact model. Headless (App.run_test), so the figures are
-the app's own work, not a terminal's.
+shown, per-page scroll time through them, a filter, the impact model's build
+(it starts when the impact tab is first shown) and the what-if per key press
+with the real impact model. Headless (App.run_test), so the figures are the
+app's own work, not a terminal's. Every wait has a deadline: a stuck
+condition ends the run with a message, never a hang.
 
     python benchmarks/bench_tui.py [--k 32] [--pages 40]
 """
@@ -19,26 +21,47 @@ import tempfile
 import time
 from pathlib import Path
 
-from fabricdoc.generators import fat_tree_3
-from fabricdoc.model import Evidence, Finding, Observations
-from fabricdoc.report import Report
-from fabricdoc.schema import validate_report
+from fabricdoc.analysis.localize import sort_findings
+from fabricdoc.fabric.generators import fat_tree_3
+from fabricdoc.model.evidence import CounterEvidence, StateEvidence
+from fabricdoc.model.findings import Finding
+from fabricdoc.model.records import Observations
+from fabricdoc.report.report import Report
+from fabricdoc.report.schema import validate_report
+
+WAIT_S = 600.0  # the longest any one step may take before the run gives up
 
 
 def build_report(k: int) -> Report:
-    """The fabric with a few dozen link findings and a drained host or two."""
+    """The fabric with a few dozen link findings (every tenth cable down, the rest symbol errors)."""
     fabric = fat_tree_3(k)
     findings = []
     links = list(fabric.links.values())
     for i, lk in enumerate(links[:: max(1, len(links) // 40)][:40]):
         a, b = lk.key.a, lk.key.b
-        fault, sev = ("down", "error") if i % 10 == 0 else ("symbol_errors", "warning")
-        findings.append(Finding(
-            f"F{i + 1:03d}", "link", f"{fabric.label(a.node)}[{a.port}] -- {fabric.label(b.node)}[{b.port}]", fault, sev, 0.9,
-            [Evidence("counter", {"node": fabric.label(a.node), "port": a.port, "counter": "symbol_errors",
-                                  "delta": 57, "per_second": 5.7})],
-            [(fabric.label(a.node), a.port), (fabric.label(b.node), b.port)], [a.node, b.node]))
+        la, lb = fabric.label(a.node), fabric.label(b.node)
+        if i % 10 == 0:
+            fault, sev, conf = "down", "error", 0.99
+            evidence = [StateEvidence(node=la, port=a.port, state="Down", phys_state="Polling", source="iblinkinfo")]
+        else:
+            fault, sev, conf = "symbol_errors", "warning", 0.95
+            evidence = [CounterEvidence(node=la, port=a.port, counter="symbol_errors", delta=57.0, per_second=5.7,
+                                        interval_s=10.0, raw=("SymbolErrorCounter",))]
+        findings.append(Finding("", "link", f"{la}[{a.port}] -- {lb}[{b.port}]", fault, sev, conf, evidence,
+                                [(la, a.port), (lb, b.port)], [a.node, b.node]))
+    findings = sort_findings(findings)
+    for i, f in enumerate(findings, 1):
+        f.id = f"F{i:03d}"
     return Report.build(fabric, findings, Observations())
+
+
+async def until(pilot, condition, what: str, poll_s: float = 0.01) -> None:
+    """Let the app work until ``condition()`` holds; SystemExit naming ``what`` after WAIT_S."""
+    deadline = time.perf_counter() + WAIT_S
+    while not condition():
+        if time.perf_counter() > deadline:
+            raise SystemExit(f"bench_tui: gave up after {WAIT_S:.0f} s waiting for {what}")
+        await pilot.pause(poll_s)
 
 
 def timed(label: str, seconds: float, extra: str = "") -> None:
@@ -47,14 +70,13 @@ def timed(label: str, seconds: float, extra: str = "") -> None:
 
 async def run_app(path: Path, pages: int, with_model: bool) -> None:
     from fabricdoc.tui.app import FabricdocApp, default_impact_factory
-    from fabricdoc.tui.screens import MainScreen
-    from fabricdoc.tui.widgets import ReportTable
+    from fabricdoc.tui.screens.main import MainScreen
+    from fabricdoc.tui.widgets.table import ReportTable
 
     app = FabricdocApp(path, impact_factory=default_impact_factory if with_model else None)
     t0 = time.perf_counter()
     async with app.run_test(size=(160, 48)) as pilot:
-        while not isinstance(app.screen, MainScreen):
-            await pilot.pause(0.01)
+        await until(pilot, lambda: isinstance(app.screen, MainScreen), "the main screen")
         await pilot.pause()
         timed("open: start -> main screen up (incl. load)", time.perf_counter() - t0)
         screen = app.screen
@@ -78,23 +100,28 @@ async def run_app(path: Path, pages: int, with_model: bool) -> None:
         table = screen.query_one("#hosts-table", ReportTable)
         t = time.perf_counter()
         await pilot.press("slash", *"p07", "enter")
-        while table.filter_text != "p07":
-            await pilot.pause(0.01)
+        await until(pilot, lambda: table.filter_text == "p07", "the filter")
         timed("hosts: filter 'p07'", time.perf_counter() - t, f"({len(table.shown):,} rows)")
-        if with_model:
+        if not with_model:
+            return
+        # The model is built when the impact tab is first shown, not before.
+        impact = screen.tab("impact")
+        result = screen.query_one("#whatif-result")
+        t = time.perf_counter()
+        await pilot.press("5")
+        await until(pilot, lambda: impact.model_state != "loading", "the impact model", 0.05)
+        timed("impact model built (from opening the tab)", time.perf_counter() - t,
+              impact.model_error or f"({len(impact.model.job_hosts):,} job hosts)")
+        if impact.model is None:
+            return
+        await until(pilot, lambda: "predicted" in str(result.content), "the first prediction")
+        for _ in range(3):
+            before = result.content
             t = time.perf_counter()
-            while screen.model is None and screen.model_error is not None and "loading" in screen.model_error:
-                await pilot.pause(0.05)
-            timed("impact model ready (after the main screen)", time.perf_counter() - t, screen.model_error or "")
-            await pilot.press("5")
-            await pilot.pause()
-            for _ in range(3):
-                before = screen.query_one("#whatif-result").render()
-                t = time.perf_counter()
-                await pilot.press("j", "d")
-                while screen.query_one("#whatif-result").render() == before:
-                    await pilot.pause(0.01)
-                timed("what-if: d -> new prediction", time.perf_counter() - t)
+            await pilot.press("j", "d")
+            await until(pilot, lambda b=before: result.content is not b and "predicted" in str(result.content),
+                        "the new prediction")
+            timed("what-if: d -> new prediction", time.perf_counter() - t)
 
 
 def main() -> int:

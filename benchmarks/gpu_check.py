@@ -1,4 +1,4 @@
-"""Exercise the real NVML calls of fabricdoc.probes.nvml on a GPU machine and print what came back.
+"""Exercise the real NVML calls of fabricdoc.probes.host.nvml on a GPU machine and print what came back.
 
 Prints, per GPU, each raw NVML call fabricdoc makes with its result or NVML
 error code (so a reader sees which ones the driver supports), then the
@@ -47,10 +47,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--xid-wait", type=float, default=2.0, help="seconds to listen for Xid events")
     args = ap.parse_args(argv)
 
-    from fabricdoc.probes import nvml
+    from fabricdoc.probes.host import nvml
 
+    from fabricdoc.analysis.gpu import gpu_problems
     from fabricdoc.errors import ProbeError
-    from fabricdoc.records_io import records_from_json, records_to_json
+    from fabricdoc.sources.records import records_from_json, records_to_json
 
     host = socket.gethostname()
     t0 = time.perf_counter()
@@ -76,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     print(text)
     same = records_from_json(text) == gpus
     print(f"round trip: {'ok' if same else 'MISMATCH'}; "
-          f"status: {[g.status for g in gpus]}; problems: {[g.values.get('problems') for g in gpus]}")
+          f"status: {[g.status for g in gpus]}; problems: {[gpu_problems(g.values) for g in gpus]}")
     return 0 if same else 1
 
 

@@ -1,21 +1,34 @@
-"""The sweep: collect (simulator or real probes), plan and run bandwidth rounds, re-test
-suspects, localize, add impact, and build the report. The CLI and the TUI both call
-:func:`run_sweep`; neither touches a probe directly.
+"""The pipeline: collect -> measure and re-test -> localize -> impact -> report.
+
+``run_sweep`` is what ``fabricdoc sweep`` and the TUI's live sweep call; ``analyze``
+is the same pipeline over saved records. Every backend (the simulator,
+InfiniBand, RoCE hosts) goes through the one measure-and-re-test loop,
+:func:`measure_and_retest`: planned rounds, localization, a targeted re-test
+round around the cables bandwidth alone blamed, and localization again.
 """
 
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
-from fabricdoc import counters as ctr
+from fabricdoc.analysis.localize import Options, localize
+from fabricdoc.analysis.rules import load_rules
+from fabricdoc.analysis.suspects import retest_suspects
+from fabricdoc.bandwidth.journal import Journal, JournalHeader, plan_fingerprint
+from fabricdoc.bandwidth.plan import Plan, plan_sweep
+from fabricdoc.bandwidth.retest import retest_plan
+from fabricdoc.bandwidth.runner import PairRunner, ProgressEvent, TestSpec, run_plan
 from fabricdoc.errors import ConfigError
-from fabricdoc.localize import Options, localize
-from fabricdoc.model import Finding, LinkKey, Observations, PortRef
-from fabricdoc.report import Report
-from fabricdoc.topology import Fabric
+from fabricdoc.fabric.identity import align
+from fabricdoc.model.findings import Finding
+from fabricdoc.model.records import Observations, PairResult
+from fabricdoc.model.topology import Fabric
+from fabricdoc.report.report import Report
 
 # progress(stage, done, total): stage is a short word ("plan", "bandwidth", "counters"...).
 Progress = Callable[[str, int, int], None]
@@ -32,7 +45,7 @@ class SweepConfig:
     rules: str | None = None
     retest: bool = True
     baseline: str | None = None
-    topology: str | None = None
+    expected: str | None = None  # the fabric as it should be: IB ibnetdiscover output, RoCE fabric file
     save_sample: str | None = None
     journal: str | None = None
     resume: bool = False
@@ -50,11 +63,48 @@ class SweepConfig:
     backend: str = "gloo"
     slow_ratio: float = 0.80
     nccl_tests: str | None = None  # path to sendrecv_perf / all_reduce_perf: run those instead of bwtest
-    extra: dict = field(default_factory=dict)
+
+
+class Measure(Protocol):
+    """A bandwidth backend for the loop: runs one plan, results numbered from ``first_round``."""
+
+    bidirectional: bool
+
+    def __call__(self, plan: Plan, first_round: int) -> list[PairResult]: ...
 
 
 def _noop(stage: str, done: int, total: int) -> None:
     return None
+
+
+def measure_and_retest(
+    fabric: Fabric, obs: Observations, measure: Measure, options: Options, *, retest: bool = True,
+    progress: Progress = _noop,
+) -> tuple[list[Finding], int]:
+    """The one measure -> localize -> re-test -> localize loop; returns the findings and rounds run.
+
+    Results are appended to ``obs.pairs``. The re-test round probes the cables
+    bandwidth tomography blamed and their equally likely twins, over other paths.
+    """
+    plan = plan_sweep(fabric, bidirectional=measure.bidirectional)
+    progress("plan", 1, 1)
+    obs.pairs.extend(measure(plan, 0))
+    findings = localize(fabric, obs, options)
+    rounds = len(plan.rounds)
+    suspects = retest_suspects(fabric, findings) if retest else []
+    if suspects:
+        again = retest_plan(fabric, suspects, bidirectional=measure.bidirectional)
+        obs.pairs.extend(measure(again, rounds))
+        rounds += len(again.rounds)
+        findings = localize(fabric, obs, options)
+    return findings, rounds
+
+
+def _options(cfg: SweepConfig) -> Options:
+    options = Options(slow_ratio=cfg.slow_ratio)
+    if cfg.rules:
+        options.rules = load_rules(cfg.rules)
+    return options
 
 
 def run_sweep(cfg: SweepConfig, progress: Progress | None = None) -> Report:
@@ -67,40 +117,35 @@ def run_sweep(cfg: SweepConfig, progress: Progress | None = None) -> Report:
                           "--fabric roce, or --fabric ib with --launcher srun|mpirun")
     if cfg.resume and not cfg.journal:
         raise ConfigError("--resume needs --journal FILE (the journal of the sweep to continue)")
-    options = Options(slow_ratio=cfg.slow_ratio)
-    if cfg.rules:
-        options.rules = ctr.load_rules(cfg.rules)
+    options = _options(cfg)
     if cfg.fabric == "ib" or cfg.fabric.startswith("ibsim:"):
-        fabric, obs, rounds = _ib(cfg, progress)
-        if cfg.launcher in ("srun", "mpirun") and cfg.bandwidth:
-            # A real cluster: bandwidth rounds between the HCAs' hosts through Slurm or MPI.
-            rounds, findings = _measure(fabric, cfg, progress, options, obs)
-        else:
-            findings = localize(fabric, obs, options)
+        fabric, obs, findings, rounds = _infiniband(cfg, progress, options)
     elif cfg.fabric == "roce":
-        fabric, obs, rounds, findings = _roce(cfg, progress, options)
+        fabric, obs, findings, rounds = _roce(cfg, progress, options)
     else:
-        fabric, obs, rounds, findings = _simulated(cfg, progress, options)
+        fabric, obs, findings, rounds = _simulated(cfg, progress, options)
     progress("impact", 0, 1)
     report = Report.build(
         fabric, findings, obs, duration_s=round(time.monotonic() - started, 3), rounds=rounds,
-        include_topology=cfg.include_topology, slow_ratio=cfg.slow_ratio,
+        include_topology=cfg.include_topology, thresholds=options.thresholds(),
     )
-    rates: dict = {}
+    rates: dict[str, Any] = {}
     if cfg.history:
-        from fabricdoc import history, jobcost
+        from fabricdoc.impact.jobcost import observed_rates
+        from fabricdoc.report.history import History
 
         # Stored first, so the failure rate the job cost uses includes this sweep.
-        with history.History(cfg.history) as store:
+        with History(cfg.history) as store:
             store.append(report, obs.before + obs.after, obs.events)
-            rates = jobcost.observed_rates(store.host_failure_rate(report.fabric.get("name")))
+            rates = observed_rates(store.host_failure_rate(report.fabric.get("name")))
     report.impact = _impact(fabric, findings, report, cfg, rates)
     progress("impact", 1, 1)
     return report
 
 
-def _impact(fabric: Fabric, findings: list[Finding], report: Report, cfg: SweepConfig, rates: dict) -> dict | None:
-    from fabricdoc.impact import impact_section
+def _impact(fabric: Fabric, findings: list[Finding], report: Report, cfg: SweepConfig,
+            rates: dict[str, Any]) -> dict[str, Any] | None:
+    from fabricdoc.impact.section import impact_section
 
     return impact_section(
         fabric, findings, [d.node for d in report.drain], job_hosts=cfg.job_hosts, hours=cfg.hours,
@@ -108,12 +153,13 @@ def _impact(fabric: Fabric, findings: list[Finding], report: Report, cfg: SweepC
     )
 
 
-# -- simulated fabrics ----------------------------------------------------------
+# -- the simulator ----------------------------------------------------------------
+
 
 def _simulated(cfg: SweepConfig, progress: Progress, options: Options):
-    from fabricdoc.fabricfile import faults_from_yaml, load_fabric
-    from fabricdoc.plan import plan_sweep, retest_plan
-    from fabricdoc.sim import Simulator
+    from fabricdoc.fabric.fabricfile import faults_from_yaml
+    from fabricdoc.sources.fabrics import load_fabric
+    from fabricdoc.sources.sim.simulator import Simulator
 
     progress("load", 0, 1)
     fabric, faults = load_fabric(cfg.fabric)
@@ -124,154 +170,136 @@ def _simulated(cfg: SweepConfig, progress: Progress, options: Options):
     progress("load", 1, 1)
     sim = Simulator(fabric, faults, seed=cfg.seed, interval_s=cfg.interval_s)
     observed = sim.truth  # what discovery shows: trained widths, down links
-    progress("plan", 0, 1)
-    plan = plan_sweep(observed)
-    progress("plan", 1, 1)
-    pairs = sim.bandwidth(plan.rounds, progress=lambda d, t: progress("bandwidth", d, t))
     before, after = sim.counters()
     progress("counters", 1, 1)
-    obs = Observations(
-        before=before, after=after, states=sim.port_states(), events=sim.events(), pairs=pairs,
-        interval_s=cfg.interval_s,
-    )
-    findings = localize(observed, obs, options)
-    rounds = len(plan.rounds)
-    suspects = _suspects(observed, findings)
-    if cfg.retest and suspects:
-        again = retest_plan(observed, suspects)
-        extra = sim.bandwidth(again.rounds, first_round=rounds,
-                              progress=lambda d, t: progress("retest", d, t))
-        obs.pairs.extend(extra)
-        rounds += len(again.rounds)
-        findings = localize(observed, obs, options)
-    return observed, obs, rounds, findings
+    obs = Observations(before=before, after=after, states=sim.port_states(), events=sim.events(),
+                       interval_s=cfg.interval_s)
+
+    class SimMeasure:
+        bidirectional = False
+
+        def __call__(self, plan: Plan, first_round: int) -> list[PairResult]:
+            def one_round(specs: list[TestSpec]) -> list[PairResult]:
+                return sim.measure_round(specs[0].round, [(s.src, s.dst) for s in specs],
+                                         [s.expected_gbps for s in specs], bidirectional=plan.bidirectional)
+
+            return run_plan(observed, plan, round_runner=one_round, first_round=first_round,
+                            progress=_bandwidth_progress(progress))
+
+    if not cfg.bandwidth:
+        return observed, obs, localize(observed, obs, options), 0
+    findings, rounds = measure_and_retest(observed, obs, SimMeasure(), options, retest=cfg.retest,
+                                          progress=progress)
+    return observed, obs, findings, rounds
 
 
-def _suspects(fabric: Fabric, findings: list[Finding]) -> list[LinkKey]:
-    """Links blamed from bandwidth alone, and the links equally likely from the same
-    tests: the ones worth a targeted second look."""
-    out: dict[LinkKey, None] = {}
-    for f in findings:
-        if f.kind in ("link", "nic") and f.fault in ("degraded_bandwidth", "hung") and len(f.node_ids) == 2:
-            ends = [PortRef(f.node_ids[0], f.endpoints[0][1])]  # type: ignore[index]
-            for ev in f.evidence:
-                ends += [PortRef(a[0], a[1]) for a, _ in ev.detail.get("alternatives", [])]
-            for end in ends:
-                link = fabric.link_at(end)
-                if link is not None:
-                    out[link.key] = None
-    return list(out)
+def _bandwidth_progress(progress: Progress) -> Callable[[ProgressEvent], None]:
+    def report(ev: ProgressEvent) -> None:
+        progress("retest" if ev.phase == "retest" else "bandwidth", ev.done, ev.total)
+
+    return report
 
 
-# -- InfiniBand -------------------------------------------------------------------
+# -- real hosts -----------------------------------------------------------------------
 
-def _ib(cfg: SweepConfig, progress: Progress):
-    from contextlib import nullcontext
 
-    from fabricdoc import ibsource
-    from fabricdoc.probes.ibdiags import IbRunner
-    from fabricdoc.probes.ibsim import IbSim
+class LauncherMeasure:
+    """Planned rounds on real hosts through a launcher, journaled (resumable).
+
+    ``runner`` replaces the launcher's pair runner (the seam tests use).
+    """
+
+    def __init__(self, fabric: Fabric, cfg: SweepConfig, progress: Progress, runner: PairRunner | None = None) -> None:
+        from fabricdoc.sources.launchers import launcher_runner, pair_launcher
+
+        fields: dict[str, Any] = {"size_bytes": cfg.size_bytes, "backend": cfg.backend}
+        if cfg.nccl_tests:
+            if cfg.launcher != "mpirun":
+                raise ConfigError("--nccl-tests runs the binaries through MPI: use --launcher mpirun")
+            fields["program"] = "nccl-tests"
+            fields["test"] = f"nccl-tests:{Path(cfg.nccl_tests).name}"  # localization reads both directions
+        self.fabric = fabric
+        self.runner = runner or launcher_runner(pair_launcher(fabric, cfg.launcher, cfg.nccl_tests),
+                                                timeout_s=cfg.test_timeout_s, **fields)
+        # A two-rank nccl-tests run loads both directions of every cable on its path.
+        self.bidirectional = bool(cfg.nccl_tests)
+        self.cfg = cfg
+        self.progress = progress
+        self.journal: Journal | None = None
+
+    def __call__(self, plan: Plan, first_round: int) -> list[PairResult]:
+        if self.cfg.journal and self.journal is None:
+            # The journal belongs to the sweep plan (the first plan this sweep runs).
+            fingerprint = plan_fingerprint(plan)
+            if self.cfg.resume:
+                self.journal = Journal.resume(self.cfg.journal, self.fabric.name, fingerprint)
+            else:
+                self.journal = Journal.start(self.cfg.journal,
+                                             JournalHeader(self.fabric.name, fingerprint, uuid.uuid4().hex))
+        return run_plan(self.fabric, plan, self.runner, journal=self.journal, first_round=first_round,
+                        progress=_bandwidth_progress(self.progress))
+
+    def close(self) -> None:
+        if self.journal is not None:
+            self.journal.close()
+
+
+def _measure(fabric: Fabric, obs: Observations, cfg: SweepConfig, progress: Progress, options: Options):
+    measure = LauncherMeasure(fabric, cfg, progress)
+    try:
+        return measure_and_retest(fabric, obs, measure, options, retest=cfg.retest, progress=progress)
+    finally:
+        measure.close()
+
+
+def _infiniband(cfg: SweepConfig, progress: Progress, options: Options):
+    from fabricdoc.sources import infiniband as ib
 
     netfile = cfg.fabric[len("ibsim:"):] if cfg.fabric.startswith("ibsim:") else None
     if netfile is not None and not Path(netfile).is_file():
         raise ConfigError(f"{netfile}: no such ibsim net file")
-    context = IbSim(netfile) if netfile else nullcontext()
-    with context as sim:
-        runner = IbRunner.for_sim(sim, timeout_s=cfg.timeout_s) if sim else IbRunner(timeout_s=cfg.timeout_s)
-        # The expected fabric (--topology, else what is there now) with OpenSM's live LFTs.
-        fabric = ibsource.expected_fabric(runner, cfg.topology, progress=progress)
-        obs = ibsource.collect(runner, fabric, interval_s=cfg.interval_s, baseline=cfg.baseline, progress=progress)
-        if cfg.save_sample:
-            ibsource.save_sample(obs, cfg.save_sample)
-    return fabric, obs, 0
+    baseline = ib.load_sample(cfg.baseline) if cfg.baseline else None
+    with ib.session(netfile, timeout_s=cfg.timeout_s) as (runner, health):
+        # The expected fabric (--expected, else what is there now) with OpenSM's live LFTs.
+        fabric = ib.expected_fabric(runner, health, cfg.expected, progress=progress)
+        ib.check_routes(runner, fabric, health)  # paths follow the LFTs: see that the switches agree
+        obs = ib.collect(runner, fabric, health, interval_s=cfg.interval_s, baseline=baseline, progress=progress)
+    if cfg.save_sample:
+        from fabricdoc.report.files import write_atomic
 
-
-# -- RoCE / Ethernet ------------------------------------------------------------------
-
-def _pair_launcher(fabric: Fabric, cfg: SweepConfig):
-    """The bandwidth-test launcher for ``cfg.launcher``, reading addresses from node attributes."""
-    from fabricdoc.drain import host_name
-    from fabricdoc.probes import launch
-
-    def attr(port: PortRef, name: str) -> str:
-        table = fabric.nodes[port.node].attrs.get(name) or {}
-        value = table.get(port.port, table.get(str(port.port)))
-        if value is None:
-            raise ConfigError(f"host {fabric.label(port.node)!r} has no {name} entry for port {port.port} in the fabric file")
-        return str(value)
-
-    def hostname(port: PortRef) -> str:
-        return host_name(fabric, port.node)  # an HCA's host on InfiniBand, the host itself on Ethernet
-
-    has_ifnames = any(n.attrs.get("ifnames") for n in fabric.hosts())
-    if cfg.launcher == "netns":
-        return launch.NetnsLauncher(
-            namespace=lambda p: str(fabric.nodes[p.node].attrs.get("netns") or p.node),
-            address=lambda p: attr(p, "addresses"),
-            ifname=lambda p: attr(p, "ifnames"),
-        )
-    if cfg.launcher == "srun":
-        return launch.SrunLauncher(hostname=hostname, ifname=(lambda p: attr(p, "ifnames")) if has_ifnames else None)
-    if cfg.launcher == "mpirun":
-        return launch.MpirunLauncher(hostname=hostname, nccl_binary=cfg.nccl_tests)
-    return launch.LocalLauncher()
-
-
-def _measure(fabric: Fabric, cfg: SweepConfig, progress: Progress, options: Options, obs: Observations):
-    """Planned rounds, then a targeted re-test around bandwidth suspects; journaled."""
-    from fabricdoc.bandwidth import launcher_runner, run_plan
-    from fabricdoc.plan import plan_sweep, retest_plan
-    from fabricdoc.probes.launch import kill_running
-
-    fields = {"size_bytes": cfg.size_bytes, "backend": cfg.backend}
-    if cfg.nccl_tests:
-        if cfg.launcher != "mpirun":
-            raise ConfigError("--nccl-tests runs the binaries through MPI: use --launcher mpirun")
-        fields["program"] = "nccl-tests"
-        fields["test"] = f"nccl-tests:{Path(cfg.nccl_tests).name}"  # localization reads both directions
-    runner = launcher_runner(_pair_launcher(fabric, cfg), timeout_s=cfg.test_timeout_s, **fields)
-    # A two-rank nccl-tests run loads both directions of every cable on its path.
-    bidirectional = bool(cfg.nccl_tests)
-
-    def report(ev) -> None:
-        progress(ev.phase, ev.done, ev.total)
-
-    plan = plan_sweep(fabric, bidirectional=bidirectional)
-    progress("plan", 1, 1)
-    obs.pairs.extend(run_plan(fabric, plan, runner, journal=cfg.journal, resume=cfg.resume,
-                              progress=report, on_interrupt=kill_running))
-    findings = localize(fabric, obs, options)
-    rounds = len(plan.rounds)
-    suspects = _suspects(fabric, findings)
-    if cfg.retest and suspects:
-        again = retest_plan(fabric, suspects, bidirectional=bidirectional)
-        extra = run_plan(fabric, again, runner, journal=cfg.journal, resume=cfg.resume,
-                         progress=report, on_interrupt=kill_running)
-        obs.pairs.extend(_renumber(extra, rounds))
-        rounds += len(again.rounds)
-        findings = localize(fabric, obs, options)
-    return rounds, findings
-
-
-def _renumber(pairs, offset: int):
-    import dataclasses
-
-    return [dataclasses.replace(p, round=p.round + offset) for p in pairs]
+        write_atomic(cfg.save_sample, ib.sample_text(obs))
+    if cfg.launcher in ("srun", "mpirun") and cfg.bandwidth:
+        # A real cluster: bandwidth rounds between the HCAs' hosts through Slurm or MPI.
+        findings, rounds = _measure(fabric, obs, cfg, progress, options)
+    else:
+        findings, rounds = localize(fabric, obs, options), 0
+    return fabric, obs, findings, rounds
 
 
 def _roce(cfg: SweepConfig, progress: Progress, options: Options):
-    from fabricdoc import rocesource
-    from fabricdoc.analyze import align
-    from fabricdoc.fabricfile import load_fabric
+    from fabricdoc.sources import roce
+    from fabricdoc.sources.fabrics import load_fabric
 
-    if not cfg.topology:
+    if not cfg.expected:
         raise ConfigError("--fabric roce needs --topology FILE: the fabric file naming hosts, ports and interfaces")
-    fabric, _ = load_fabric(cfg.topology)
-    obs = rocesource.collect(fabric, cfg.hosts, launcher=cfg.launcher, interval_s=cfg.interval_s,
-                             timeout_s=cfg.timeout_s + cfg.interval_s, progress=progress)
+    fabric, _ = load_fabric(cfg.expected)
+    obs = roce.collect(fabric, cfg.hosts, launcher=cfg.launcher, interval_s=cfg.interval_s,
+                       timeout_s=cfg.timeout_s + cfg.interval_s, progress=progress)
     obs = align(fabric, obs)
     if cfg.bandwidth:
-        rounds, findings = _measure(fabric, cfg, progress, options, obs)
+        findings, rounds = _measure(fabric, obs, cfg, progress, options)
     else:
-        rounds, findings = 0, localize(fabric, obs, options)
-    return fabric, obs, rounds, findings
+        findings, rounds = localize(fabric, obs, options), 0
+    return fabric, obs, findings, rounds
+
+
+# -- saved records ----------------------------------------------------------------------
+
+
+def analyze(fabric: Fabric, obs: Observations, options: Options | None = None,
+            include_topology: bool = True) -> Report:
+    """The pipeline over saved observations: align them with the fabric, localize, build the report."""
+    obs = align(fabric, obs)
+    options = options or Options()
+    findings = localize(fabric, obs, options)
+    return Report.build(fabric, findings, obs, include_topology=include_topology, thresholds=options.thresholds())

@@ -18,26 +18,20 @@ from textual.app import App
 from textual.binding import Binding
 
 from fabricdoc.errors import FabricdocError
-from fabricdoc.report import Report
+from fabricdoc.report.report import Report
 
-from .screens import (
-    ExportScreen,
-    HelpScreen,
-    LoadingScreen,
-    MainScreen,
-    ReportIndex,
-    SweepScreen,
-)
+from .screens.main import MainScreen, key_help
+from .screens.modals import ExportScreen, HelpScreen
+from .screens.sweep import LoadingScreen, SweepScreen
+from .view import ReportIndex
 
 SweepFn = Callable[[Callable[[str, int, int], None]], Report]
 
 
 def default_impact_factory(report: Report) -> Any:
-    """The AllReduce impact model over the report's fabric, or None where fabricdoc.impact is missing."""
-    try:
-        from fabricdoc.impact import ImpactModel
-    except ImportError:
-        return None
+    """The AllReduce impact model over the report's fabric (imported here: numpy and routing are slow to load)."""
+    from fabricdoc.impact.busbw import ImpactModel
+
     return ImpactModel(report.fabric_model(), report.findings)
 
 
@@ -109,16 +103,16 @@ class FabricdocApp(App[int]):
     @property
     def history_path(self) -> Path | None:
         """The history store to draw sparklines from; the default one is looked up on first use
-        (fabricdoc.history pulls in pandas, too slow for start-up)."""
+        (the history store pulls in pandas, too slow for start-up)."""
         if self._history_path is None and self._default_history:
-            from fabricdoc.history import default_path
+            from fabricdoc.report.history import default_path
 
             self._history_path = default_path()
         return self._history_path
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
+            self.push_screen(HelpScreen(key_help()))
 
     def action_export(self) -> None:
         if self.report is None:

@@ -15,10 +15,10 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from fabricdoc.probes.ibsim import IbSim
-
 from fabricdoc.generators import fat_tree_2
 from fabricdoc.ibfabric import write_netfile
+from fabricdoc.probes.ibsim import IbSim
+
 from fabricdoc.model import PortRef
 
 HERE = Path(__file__).resolve().parent
@@ -79,11 +79,6 @@ def main() -> None:
         )
         run("ibqueryerrors", "errors", "--threshold-file", "/dev/null", note=faults)
         run("ibqueryerrors", "errors_data_links", "--threshold-file", "/dev/null", "--data", "-r", note=faults)
-        run("perfquery", "basic_port", "3", "5", note=faults + " Basic PortCounters of leaf01 (LID 3) port 5.")
-        run("perfquery", "extended_port", "-x", "3", "5", note=faults + " PortCountersExtended of leaf01 port 5.")
-        run("perfquery", "loop_node", "-l", "3", "255", note=faults + " Every port of leaf01 (-l, port 255).")
-        run("perfquery", "extended_loop", "-x", "-l", "3", "255", note=faults + " Extended, every port of leaf01.")
-        run("perfquery", "ca_port", "6", "1", note=faults + " node0003 (LID 6) port 1.")
 
         sim.send('Error "node0003"[1] 100')
         drops = faults + ' Then `Error "node0003"[1] 100`: every MAD through node0003\'s port is dropped.'
@@ -115,9 +110,6 @@ def main() -> None:
     iqe = (HERE / "ibqueryerrors" / "errors" / "stdout.txt").read_text()
     derived("ibqueryerrors", "truncated", iqe[: iqe.index("## Summary")],
             "the errors output without its ## Summary block.")
-    pq = (HERE / "perfquery" / "loop_node" / "stdout.txt").read_text().splitlines(keepends=True)
-    derived("perfquery", "garbled", "".join(pq[:8]) + "SymbolErrorCounter:..............5x7\n" + "".join(pq[9:]),
-            "a counter value replaced by '5x7'.")
     li = (HERE / "iblinkinfo" / "healthy" / "stdout.txt").read_text()
     derived("iblinkinfo", "cut_mid_line", li[: len(li) // 2], "the healthy output cut in the middle.")
     rt = (HERE / "ibroute" / "leaf01" / "stdout.txt").read_text().splitlines(keepends=True)

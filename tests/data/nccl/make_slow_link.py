@@ -14,8 +14,9 @@ import re
 from pathlib import Path
 
 from fabricdoc.fabricfile import load_fabric
-from fabricdoc.model import LinkKey, PortRef
 from fabricdoc.plan import tested_links
+
+from fabricdoc.model import LinkKey, PortRef
 
 HERE = Path(__file__).parent
 SRC = HERE / "real" / "all_reduce_2x1_h200_dranet.log"

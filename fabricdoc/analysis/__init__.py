@@ -1,0 +1,1 @@
+"""Localization: from observations to findings. Counter, GPU and flap rules are data here."""

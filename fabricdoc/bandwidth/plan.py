@@ -1,0 +1,402 @@
+"""Which host-port pairs to bandwidth-test in which rounds, so one slow link can be named.
+
+A *test* sends from host port ``src`` to host port ``dst``; its links are
+``fabric.path(src, dst)`` (and, for a bidirectional test such as a two-rank
+all_reduce or nccl-tests ``sendrecv_perf``, also ``fabric.path(dst, src)``).
+
+"Share a link" is judged **per direction**: links are full duplex, so within
+one round no two tests may send over the same link in the same direction. A
+one-way test uses each of its links in one direction only, so one host port
+may be the sender of one test and the receiver of another in the same round;
+a bidirectional test occupies both directions of every link it touches.
+
+Coverage is counted per cable (undirected :class:`LinkKey`), host-to-leaf
+cables included: every cable a tested path can reach should lie on at least
+``min_cover`` tests. Two distinct tests always have distinct paths (the host
+cables at either end differ), so this gives (b) of the design. The planner
+also separates cables whose sets of covering tests are identical, so a single
+slow cable has a unique signature.
+
+How rounds are built: each round starts from a *shift permutation* of the
+host ports (port i sends to port i+k), which D-mod-K routing carries without
+contention on a full-bisection fat-tree: one round then uses every directed
+cable once. Tests that would clash or add no new coverage are dropped, and the
+senders left idle try a few other receivers. A final repair pass searches tests
+through every cable still short of ``min_cover`` and packs them into the first
+round they fit. Routing is a black box (``fabric.path``), so LFT-routed fabrics
+from OpenSM plan the same way.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from fabricdoc.errors import TopologyError
+from fabricdoc.model.paths import Channel, test_channels, tested_links
+from fabricdoc.model.records import LinkKey, PortRef
+from fabricdoc.model.topology import Fabric
+
+Test = tuple[PortRef, PortRef]
+
+_GOLDEN = (math.sqrt(5) - 1) / 2
+
+
+@dataclass
+class Plan:
+    """Rounds of tests; within a round the tests share no cable direction.
+
+    ``rounds[r]`` lists ``(src, dst)`` host-port pairs. ``coverage`` counts, per
+    cable of the fabric, how many tests of the plan load it. ``targets`` (retest
+    plans only) names the suspect cable each test probes, ``None`` for a control.
+    """
+
+    fabric_name: str
+    rounds: list[list[Test]]
+    bidirectional: bool
+    min_cover: int
+    coverage: dict[LinkKey, int]
+    hosts: int
+    ports_per_host: int
+    ambiguous: int = 0
+    purpose: str = "sweep"
+    targets: dict[Test, LinkKey | None] = field(default_factory=dict)
+
+    def tests(self) -> Iterator[tuple[int, PortRef, PortRef]]:
+        """Every test as ``(round, src, dst)`` in run order."""
+        for r, tests in enumerate(self.rounds):
+            for src, dst in tests:
+                yield r, src, dst
+
+    @property
+    def test_count(self) -> int:
+        return sum(len(r) for r in self.rounds)
+
+    def stats(self) -> dict[str, int | float]:
+        """Rounds, tests, cables covered 0/1/2+ times, and the all-pairs round-robin it replaces.
+
+        All-pairs round-robin pairs every host with every other once
+        (N-1 rounds for even N, N for odd), each pairing run rail by rail, so it
+        costs ``ports_per_host * N(N-1)/2`` port tests. ``host_pair_tests``
+        counts distinct (round, sender host, receiver host): on multi-rail hosts
+        one host pairing runs all its rails at once, like one nccl-tests job.
+        """
+        counts = Counter(min(c, 2) for c in self.coverage.values())
+        n = self.hosts
+        ap_tests = self.ports_per_host * n * (n - 1) // 2
+        ap_rounds = n - 1 if n % 2 == 0 else n
+        host_pairs = len({(r, s.node, d.node) for r, s, d in self.tests()})
+        return {
+            "rounds": len(self.rounds),
+            "tests": self.test_count,
+            "host_pair_tests": host_pairs,
+            "all_pairs_host_tests": n * (n - 1) // 2,
+            "links": len(self.coverage),
+            "covered_0": counts.get(0, 0),
+            "covered_1": counts.get(1, 0),
+            "covered_2plus": counts.get(2, 0),
+            "ambiguous_links": self.ambiguous,
+            "all_pairs_rounds": ap_rounds,
+            "all_pairs_tests": ap_tests,
+            "test_fraction": (self.test_count / ap_tests) if ap_tests else 0.0,
+        }
+
+
+def round_budget(hosts: int) -> int:
+    """The most rounds a sweep plan may take: 2 * ceil(log2 N) + 4 for N hosts."""
+    return 2 * math.ceil(math.log2(max(hosts, 2))) + 4
+
+
+class PlanBuilder:
+    """Mutable state while a plan is assembled: rounds, their busy directions, coverage."""
+
+    def __init__(self, fabric: Fabric, bidirectional: bool, seed: int) -> None:
+        self.f = fabric
+        self.bidir = bidirectional
+        self.rng = random.Random(seed)
+        self.ports = fabric.host_ports()
+        if len(self.ports) < 2:
+            raise TopologyError(f"fabric {fabric.name!r} has fewer than two cabled host ports")
+        self.index = {p: i for i, p in enumerate(self.ports)}
+        self.rounds: list[list[Test]] = []
+        self.busy: list[set[Channel]] = []
+        self.cover: Counter[LinkKey] = Counter()
+        self.sig: dict[LinkKey, list[int]] = defaultdict(list)
+        self.tests: list[Test] = []
+        self.planned: set[Test] = set()
+        self._edges: dict[Test, list[Channel]] = {}
+        self.under_switch: dict[str, list[PortRef]] = defaultdict(list)
+        for p in self.ports:
+            peer = fabric.peer(p)
+            if peer is not None:
+                self.under_switch[peer.node].append(p)
+        self.level = fabric.levels()
+        self._below: dict[str, list[PortRef]] = {}
+
+    def below(self, switch: str) -> list[PortRef]:
+        """Host ports reachable from ``switch`` by going only down (toward hosts)."""
+        got = self._below.get(switch)
+        if got is None:
+            mine = self.level.get(switch, 0)
+            if mine <= 1:
+                got = list(self.under_switch.get(switch, ()))
+            else:
+                seen: dict[PortRef, None] = {}
+                for link in self.f.node_links(switch):
+                    other = link.key.b if link.key.a.node == switch else link.key.a
+                    if link.state == "up" and self.level.get(other.node, 0) == mine - 1:
+                        seen.update(dict.fromkeys(self.below(other.node)))
+                got = list(seen)
+            self._below[switch] = got
+        return got
+
+    # -- primitives ---------------------------------------------------------
+    def edges(self, test: Test) -> list[Channel] | None:
+        got = self._edges.get(test)
+        if got is None:
+            src, dst = test
+            try:
+                got = test_channels(self.f, src, dst, self.bidir)
+            except TopologyError:
+                got = []
+            self._edges[test] = got
+        return got or None
+
+    def links(self, test: Test) -> set[LinkKey]:
+        return {k for k, _ in self.edges(test) or ()}
+
+    def fits(self, r: int, test: Test) -> bool:
+        while len(self.rounds) <= r:
+            self.rounds.append([])
+            self.busy.append(set())
+        e = self.edges(test)
+        return e is not None and not any(x in self.busy[r] for x in e)
+
+    def gain(self, test: Test, need: int) -> int:
+        return sum(1 for k in self.links(test) if self.cover[k] < need)
+
+    def add(self, r: int, test: Test) -> None:
+        while len(self.rounds) <= r:
+            self.rounds.append([])
+            self.busy.append(set())
+        self.rounds[r].append(test)
+        self.busy[r].update(self.edges(test) or ())
+        tid = len(self.tests)
+        self.tests.append(test)
+        self.planned.add(test)
+        for k in self.links(test):
+            self.cover[k] += 1
+            self.sig[k].append(tid)
+
+    def place(self, test: Test, max_rounds: int | None = None) -> int | None:
+        """Put a test in the first round it fits, opening a new round if allowed."""
+        for r in range(len(self.rounds)):
+            if self.fits(r, test):
+                self.add(r, test)
+                return r
+        if max_rounds is None or len(self.rounds) < max_rounds:
+            self.rounds.append([])
+            self.busy.append(set())
+            r = len(self.rounds) - 1
+            self.add(r, test)
+            return r
+        return None
+
+    def ok_pair(self, src: PortRef, dst: PortRef) -> bool:
+        return src.node != dst.node and (src, dst) not in self.planned
+
+    # -- searches -----------------------------------------------------------
+    def through(self, link: LinkKey, tries: int) -> Iterator[Test]:
+        """Candidate tests whose path loads ``link``, found by probing near its ends."""
+        near: list[PortRef] = []
+        ends = [e for e in (link.a, link.b) if e.node in self.f.nodes]
+        hosts = [e for e in ends if self.f.nodes[e.node].kind == "host"]
+        if hosts:
+            near = hosts
+        elif ends:
+            # A cable between switches carries traffic of the hosts below its lower end.
+            lower = min(ends, key=lambda e: self.level.get(e.node, 0))
+            near = self.below(lower.node)
+        if not near:
+            near = self.ports
+        for _ in range(tries):
+            a = self.rng.choice(near)
+            b = self.rng.choice(self.ports)
+            src, dst = (a, b) if self.rng.random() < 0.5 else (b, a)
+            if not self.ok_pair(src, dst):
+                continue
+            if link in self.links((src, dst)):
+                yield (src, dst)
+
+
+def plan_sweep(
+    fabric: Fabric,
+    min_cover: int = 2,
+    *,
+    bidirectional: bool = False,
+    max_rounds: int | None = None,
+    tries: int = 3,
+    repair_tries: int = 600,
+    separate: bool = True,
+    seed: int = 0,
+) -> Plan:
+    """Plan bandwidth rounds covering every reachable cable ``min_cover`` times.
+
+    The shift rounds stop at ``max_rounds`` (default :func:`round_budget` of the
+    host count); repair may add rounds beyond the default on tiny fabrics,
+    where cover matters more than the budget, but never beyond an explicit ``max_rounds``.
+    ``tries`` is how many other receivers an idle sender tries per round;
+    ``repair_tries`` bounds the probing for each cable still short of cover.
+    With ``separate`` the planner adds tests until no two cables share the
+    same set of covering tests (where it can find one).
+    """
+    b = PlanBuilder(fabric, bidirectional, seed)
+    hosts = {p.node for p in b.ports}
+    budget = max_rounds or round_budget(len(hosts))
+    m = len(b.ports)
+    reachable = {k for k, link in fabric.links.items() if link.state == "up"}
+
+    def short() -> set[LinkKey]:
+        return {k for k in reachable if b.cover[k] < min_cover}
+
+    by_host: dict[str, list[PortRef]] = defaultdict(list)
+    for p in b.ports:
+        by_host[p.node].append(p)
+    host_names = list(by_host)
+    multi_rail = max(len(v) for v in by_host.values()) > 1
+    for r in range(budget):
+        if not short():
+            break
+        added = _host_shift_round(b, r, by_host, host_names, min_cover) if multi_rail else 0
+        if not multi_rail:
+            k = _shift(r, m)
+            order = list(range(m))
+            b.rng.shuffle(order)
+            idle: list[int] = []
+            for i in order:
+                test = (b.ports[i], b.ports[(i + k) % m])
+                if b.ok_pair(*test) and b.fits(r, test) and b.gain(test, min_cover):
+                    b.add(r, test)
+                    added += 1
+                else:
+                    idle.append(i)
+            for i in idle:
+                src = b.ports[i]
+                for _ in range(tries):
+                    test = (src, b.rng.choice(b.ports))
+                    if b.ok_pair(*test) and b.fits(r, test) and b.gain(test, min_cover):
+                        b.add(r, test)
+                        added += 1
+                        break
+        if not added:
+            break
+    keep = [i for i, t in enumerate(b.rounds) if t]
+    b.rounds = [b.rounds[i] for i in keep]
+    b.busy = [b.busy[i] for i in keep]
+
+    # Repair: cables still short of cover get tests found by probing near them.
+    for link in sorted(short(), key=str):
+        for test in b.through(link, repair_tries):
+            if b.cover[link] >= min_cover:
+                break
+            b.place(test, max_rounds)
+    if separate:
+        _separate(b, reachable, repair_tries, max_rounds)
+    b.rounds = [t for t in b.rounds if t]
+    return Plan(
+        fabric_name=fabric.name,
+        rounds=b.rounds,
+        bidirectional=bidirectional,
+        min_cover=min_cover,
+        coverage={k: b.cover[k] for k in sorted(reachable, key=str)},
+        hosts=len(hosts),
+        ports_per_host=max(Counter(p.node for p in b.ports).values()),
+        ambiguous=_ambiguous_count(b, reachable),
+    )
+
+
+def _shift(r: int, m: int) -> int:
+    """Shift of round r: spread over the port ring by the golden ratio, never 0."""
+    if m < 2:
+        return 1
+    k = int(round(m * ((_GOLDEN * (r + 1)) % 1.0))) % m
+    return k or 1
+
+
+def _host_shift_round(
+    b: PlanBuilder, r: int, by_host: dict[str, list[PortRef]], hosts: list[str], need: int
+) -> int:
+    """Multi-rail hosts: host i tests host i+k on every rail it can, so a round is one host pairing.
+
+    Each NIC of the sender takes the first NIC of the receiver (its own rail
+    first) whose path is free in this round and adds coverage; on rail fabrics
+    routed by global index a cross-rail partner is what reaches the other uplinks.
+    """
+    k = _shift(r, len(hosts))
+    order = list(range(len(hosts)))
+    b.rng.shuffle(order)
+    added = 0
+    for i in order:
+        srcs = list(by_host[hosts[i]])
+        dsts = by_host[hosts[(i + k) % len(hosts)]]
+        b.rng.shuffle(srcs)
+        for src in srcs:
+            same = [d for d in dsts if d.port == src.port]
+            for dst in same + [d for d in dsts if d.port != src.port]:
+                test = (src, dst)
+                if b.ok_pair(src, dst) and b.fits(r, test) and b.gain(test, need):
+                    b.add(r, test)
+                    added += 1
+                    break
+    return added
+
+
+def _groups(b: PlanBuilder, reachable: set[LinkKey]) -> list[list[LinkKey]]:
+    by_sig: dict[tuple[int, ...], list[LinkKey]] = defaultdict(list)
+    for k in sorted(reachable, key=str):  # a set's order follows the per-process string hash
+        if b.cover[k]:
+            by_sig[tuple(b.sig[k])].append(k)
+    return [sorted(g, key=str) for g in by_sig.values() if len(g) > 1]
+
+
+def _ambiguous_count(b: PlanBuilder, reachable: set[LinkKey]) -> int:
+    return sum(len(g) for g in _groups(b, reachable))
+
+
+def _separate(b: PlanBuilder, reachable: set[LinkKey], tries: int, budget: int | None) -> None:
+    """Add tests until cables that share a signature are told apart (where possible)."""
+    for _ in range(3):
+        groups = _groups(b, reachable)
+        if not groups:
+            return
+        for group in groups:
+            for link in group[1:]:
+                others = set(group) - {link}
+                for test in b.through(link, tries // 4 or 1):
+                    if not others <= b.links(test):
+                        b.place(test, budget)
+                        break
+
+
+def verify_plan(fabric: Fabric, plan: Plan) -> list[str]:
+    """Check a plan from scratch: per-direction disjoint rounds and cover; returns the violations."""
+    problems: list[str] = []
+    cover: Counter[LinkKey] = Counter()
+    for r, tests in enumerate(plan.rounds):
+        used: dict[Channel, Test] = {}
+        for src, dst in tests:
+            for e in test_channels(fabric, src, dst, plan.bidirectional):
+                if e in used:
+                    o = used[e]
+                    problems.append(f"round {r}: {src}->{dst} and {o[0]}->{o[1]} share {e[0]}")
+                used[e] = (src, dst)
+            for k in tested_links(fabric, src, dst, plan.bidirectional):
+                cover[k] += 1
+    if plan.purpose == "sweep":
+        for k, link in fabric.links.items():
+            if link.state == "up" and cover[k] < plan.min_cover:
+                problems.append(f"{k} covered {cover[k]} times, want {plan.min_cover}")
+    return problems

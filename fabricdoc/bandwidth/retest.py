@@ -1,0 +1,79 @@
+"""The targeted re-test round: each suspect cable tested again over different paths, with controls."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from fabricdoc.bandwidth.plan import Plan, PlanBuilder, Test
+from fabricdoc.errors import TopologyError
+from fabricdoc.model.records import LinkKey
+from fabricdoc.model.topology import Fabric
+
+
+def retest_plan(
+    fabric: Fabric,
+    suspects: list[LinkKey],
+    *,
+    per_suspect: int = 3,
+    controls: int = 2,
+    bidirectional: bool = False,
+    tries: int = 800,
+    seed: int = 1,
+) -> Plan:
+    """A targeted round: re-test each suspect cable over several different paths.
+
+    For every suspect, ``per_suspect`` tests through it whose other cables
+    differ from each other (so a slow result points at the shared suspect) and
+    ``controls`` tests that start or end next to it but avoid every suspect
+    (so its neighbours are shown healthy). Tests are packed into as few
+    rounds as the per-direction rule allows.
+    """
+    b = PlanBuilder(fabric, bidirectional, seed)
+    suspect_set = set(suspects)
+    targets: dict[Test, LinkKey | None] = {}
+    for link in suspects:
+        if link not in fabric.links:
+            raise TopologyError(f"retest: {link} is not a cable of fabric {fabric.name!r}")
+        chosen: list[Test] = []
+        seen_links: set[LinkKey] = set()
+        for test in b.through(link, tries):
+            others = b.links(test) - {link}
+            if others & seen_links and len(chosen) < per_suspect:
+                continue
+            chosen.append(test)
+            seen_links |= others
+            b.place(test)
+            targets[test] = link
+            if len(chosen) >= per_suspect:
+                break
+        found = 0
+        for _ in range(tries):
+            if found >= controls:
+                break
+            near = [p for end in (link.a, link.b) for p in b.under_switch.get(end.node, [])]
+            near += [end for end in (link.a, link.b) if fabric.nodes[end.node].kind == "host"]
+            if not near:
+                break
+            src, dst = b.rng.choice(near), b.rng.choice(b.ports)
+            if b.rng.random() < 0.5:
+                src, dst = dst, src
+            test = (src, dst)
+            if not b.ok_pair(src, dst) or b.links(test) & suspect_set or not b.links(test):
+                continue
+            b.place(test)
+            targets[test] = None
+            found += 1
+    ports = b.ports
+    reachable = {k for k, link in fabric.links.items() if link.state == "up"}
+    return Plan(
+        fabric_name=fabric.name,
+        rounds=[t for t in b.rounds if t],
+        bidirectional=bidirectional,
+        min_cover=per_suspect,
+        coverage={k: b.cover[k] for k in sorted(reachable, key=str)},
+        hosts=len({p.node for p in ports}),
+        ports_per_host=max(Counter(p.node for p in ports).values()),
+        ambiguous=0,
+        purpose="retest",
+        targets=targets,
+    )

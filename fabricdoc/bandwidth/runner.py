@@ -1,0 +1,135 @@
+"""Run a bandwidth plan round by round through a pair runner, journaling every finished test.
+
+Tests of one round run in parallel (at most ``max_parallel``), rounds in
+sequence: a round's tests share no cable direction, so running them together
+measures each path on its own. The runner is a seam: the simulator, the
+launchers (srun, mpirun, netns, local) and tests each provide one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from typing import Protocol
+
+from fabricdoc.bandwidth.journal import Journal
+from fabricdoc.bandwidth.plan import Plan
+from fabricdoc.model.paths import expected_gbps
+from fabricdoc.model.records import PairResult, PortRef
+from fabricdoc.model.topology import Fabric
+
+
+@dataclass(frozen=True)
+class TestSpec:
+    """One planned test as the runner sees it."""
+
+    __test__ = False  # not a pytest class
+
+    phase: str  # "sweep" or "retest"
+    round: int
+    src: PortRef
+    dst: PortRef
+    expected_gbps: float | None
+    slot: int  # index within its round; launchers derive a rendezvous port from it
+
+
+class PairRunner(Protocol):
+    """Runs one planned test (a launcher with its timeout bound in): the seam tests replace."""
+
+    def __call__(self, spec: TestSpec) -> PairResult: ...
+
+
+class RoundRunner(Protocol):
+    """Runs a whole round at once (the simulator shares capacity between a round's tests)."""
+
+    def __call__(self, specs: list[TestSpec]) -> list[PairResult]: ...
+
+
+@dataclass(frozen=True)
+class ProgressEvent:
+    """Reported after every finished (or skipped) test."""
+
+    phase: str
+    round: int
+    rounds: int
+    done: int
+    total: int
+    result: PairResult | None
+    skipped: bool = False
+
+
+Progress = Callable[[ProgressEvent], None]
+
+
+def run_plan(
+    fabric: Fabric,
+    plan: Plan,
+    runner: PairRunner | None = None,
+    *,
+    round_runner: RoundRunner | None = None,
+    journal: Journal | None = None,
+    first_round: int = 0,
+    max_parallel: int = 8,
+    progress: Progress | None = None,
+) -> list[PairResult]:
+    """Run every test of ``plan``; return the results of all its tests, journaled ones included.
+
+    Give ``runner`` (one test at a time, a round's tests in parallel) or
+    ``round_runner`` (a round at once). Results are numbered from ``first_round``,
+    so a re-test follows the sweep's rounds. A test already in ``journal.done``
+    (same phase, round, src, dst: a resumed sweep) is not run again.
+    """
+    if (runner is None) == (round_runner is None):
+        raise ValueError("run_plan needs exactly one of runner and round_runner")
+    phase = plan.purpose
+    done = journal.done if journal is not None else {}
+    total = plan.test_count
+    results: list[PairResult] = []
+    count = 0
+    for rnd, tests in enumerate(plan.rounds):
+        number = first_round + rnd
+        todo: list[TestSpec] = []
+        for slot, (src, dst) in enumerate(tests):
+            key = (phase, number, src, dst)
+            if key in done:
+                results.append(done[key])
+                count += 1
+                if progress:
+                    progress(ProgressEvent(phase, rnd, len(plan.rounds), count, total, done[key], skipped=True))
+                continue
+            exp = expected_gbps(fabric, src, dst, plan.bidirectional)
+            todo.append(TestSpec(phase, number, src, dst, exp, slot))
+        if round_runner is not None:
+            finished: Iterable[PairResult] = round_runner(todo) if todo else []
+        else:
+            finished = _run_round(runner, todo, max_parallel)  # type: ignore[arg-type]
+        for r in finished:
+            if r.round != number:
+                r = dataclasses.replace(r, round=number)
+            if journal is not None:
+                journal.append(phase, r)
+            results.append(r)
+            count += 1
+            if progress:
+                progress(ProgressEvent(phase, rnd, len(plan.rounds), count, total, r))
+    return results
+
+
+def _run_round(runner: PairRunner, specs: list[TestSpec], max_parallel: int) -> Iterable[PairResult]:
+    if not specs:
+        return
+    pool = ThreadPoolExecutor(max_workers=max(1, min(max_parallel, len(specs))), thread_name_prefix="fabricdoc-bw")
+    try:
+        pending: set[Future[PairResult]] = {pool.submit(runner, s) for s in specs}
+        while pending:
+            finished, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+            failed = [f for f in finished if f.exception() is not None]
+            for fut in finished:
+                if fut.exception() is None:
+                    yield fut.result()  # journal every finished test before raising
+            if failed:
+                raise failed[0].exception()  # type: ignore[misc]
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)

@@ -1,0 +1,125 @@
+"""The CLI's one vocabulary: every option that means the same thing in several subcommands is defined here once.
+
+A flag has one spelling, one metavar and one help text wherever it appears
+(a test walks the parser to hold that). Old spellings that scheduler configs
+and scripts already use are kept as hidden aliases.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from fabricdoc.errors import ConfigError
+
+HIDDEN = argparse.SUPPRESS
+EXIT_CODES = """exit codes:
+  0  healthy (or: the command did what was asked)
+  1  faults found
+  2  could not run: one line on stderr says why (file and line for bad input, the tool for a failing tool)
+"""
+
+HISTORY_HELP = ("the sweep history store (SQLite file; default $FABRICDOC_HISTORY, else "
+                "~/.local/share/fabricdoc/history.sqlite)")
+
+
+def add_report(p: argparse.ArgumentParser, *, required: bool = True) -> None:
+    """The report a command reads: a positional REPORT, with ``--report FILE`` kept as a hidden alias."""
+    p.add_argument("report", nargs="?", metavar="REPORT",
+                   help="a fabricdoc JSON report (from 'fabricdoc sweep -o' or 'fabricdoc analyze -o')")
+    p.add_argument("--report", dest="report_option", metavar="FILE", help=HIDDEN)
+    p.set_defaults(report_required=required)
+
+
+def report_path(args: argparse.Namespace) -> str | None:
+    """The report named positionally or by ``--report``; ConfigError when both or (if required) neither."""
+    pos, opt = getattr(args, "report", None), getattr(args, "report_option", None)
+    if pos and opt and pos != opt:
+        raise ConfigError(f"two reports given ({pos} and --report {opt}): give one")
+    path = pos or opt
+    if not path and getattr(args, "report_required", True):
+        raise ConfigError("no report given: name a report file (REPORT)")
+    return path
+
+
+def add_history(p: argparse.ArgumentParser, *aliases: str, **kw: Any) -> None:
+    """``--history DB``: the sweep history store (``aliases`` are hidden old spellings)."""
+    p.add_argument("--history", metavar="DB", help=HISTORY_HELP, **kw)
+    for alias in aliases:
+        p.add_argument(alias, dest="history", metavar="DB", help=HIDDEN, **kw)
+
+
+def add_json(p: argparse.ArgumentParser, *, suppress_default: bool = False) -> None:
+    """``--json``: machine-readable output instead of text."""
+    extra: dict[str, Any] = {"default": argparse.SUPPRESS} if suppress_default else {}
+    p.add_argument("--json", action="store_true", help="print JSON instead of text", **extra)
+
+
+def add_output(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="write the JSON document (report or records) to FILE, atomically")
+
+
+def add_job_hosts(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--job-hosts", metavar="FILE",
+                   help="the job's hosts: Slurm hostlists (gpu[001-016]) separated by spaces or lines, "
+                   "'#' comments, '-' for stdin")
+
+
+def add_job_cost(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--hours", type=float, default=24.0, metavar="H",
+                   help="planned job length in hours, for the job-cost figures (default 24)")
+    p.add_argument("--checkpoint-minutes", type=float, metavar="MIN",
+                   help="minutes one checkpoint takes to write (default 5); sets the Young/Daly interval")
+
+
+def add_judging(p: argparse.ArgumentParser) -> None:
+    """How findings are judged: threshold rules and the slow ratio."""
+    p.add_argument("--rules", metavar="FILE",
+                   help="TOML threshold rules over the defaults ([[rule]] counter/op/value/fault/severity)")
+    p.add_argument("--slow-ratio", type=float, default=0.80, metavar="R",
+                   help="a test below R x its expected bandwidth is slow (default 0.8; lower it where the test "
+                   "hosts limit bandwidth themselves, e.g. gloo on a few CPU cores)")
+
+
+def add_no_topology(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-topology", action="store_true", help="leave the fabric's topology out of the JSON report")
+
+
+def add_timeout(p: argparse.ArgumentParser, default: float) -> None:
+    p.add_argument("--timeout", type=float, default=default, metavar="S",
+                   help="seconds before one external tool run is killed (default %(default)g)")
+
+
+def add_fabric(p: argparse.ArgumentParser, default: str | None = None) -> None:
+    """``--fabric SPEC``: which fabric (analyze keeps ``--topology`` as a hidden alias)."""
+    p.add_argument("--fabric", default=default, metavar="SPEC",
+                   help="which fabric: a bundled name (demo), a fabric file (YAML, or saved ibnetdiscover output); "
+                   "sweep also takes sim:PATH, ib, ibsim:NETFILE and roce (see 'fabricdoc sweep --help')")
+
+
+def add_node(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--node", metavar="NAME",
+                   help="this node's name (default: $NODE_NAME, else the network namespace, else the hostname)")
+
+
+def add_policy(p: argparse.ArgumentParser) -> None:
+    """The gate policy: a TOML file and the flags that override its keys."""
+    from fabricdoc.model.severity import SEVERITIES
+
+    p.add_argument("--policy", metavar="FILE", help="gate policy TOML (keys: see 'fabricdoc gate --help')")
+    p.add_argument("--max-severity", choices=(*SEVERITIES, "none"),
+                   help="findings above this severity fail ('none': any finding fails)")
+    p.add_argument("--min-confidence", type=float, metavar="C", help="findings less certain than C (0..1) are ignored")
+
+
+def add_names(p: argparse.ArgumentParser) -> None:
+    """--map and --host-rule: how fabric host names become scheduler node names."""
+    p.add_argument("--map", metavar="FILE", help="fabric name -> scheduler node name map (YAML or two-column text)")
+    p.add_argument("--host-rule", nargs=2, action="append", default=[], metavar=("REGEX", "REPLACEMENT"),
+                   help="rewrite fabric names that fully match REGEX (repeatable; after --map entries)")
+
+
+def add_progress(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.add_argument("--quiet", dest="no_progress", action="store_true", help=HIDDEN)

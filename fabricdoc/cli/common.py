@@ -1,0 +1,57 @@
+"""Pieces several commands share: the progress bar, report output, and the name map from flags."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+
+@contextmanager
+def progress_bar(enabled: bool = True) -> Iterator[Any]:
+    """A rich progress bar on stderr; yields a ``progress(stage, done, total)`` callback."""
+    if not enabled:
+        yield lambda stage, done, total: None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console = Console(stderr=True)
+    bar = Progress(
+        TextColumn("{task.description:<10}", markup=False), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=console, transient=True,
+    )
+    tasks: dict[str, Any] = {}
+
+    def update(stage: str, done: int, total: int) -> None:
+        if stage not in tasks:
+            tasks[stage] = bar.add_task(stage, total=max(total, 1))
+        bar.update(tasks[stage], completed=done, total=max(total, 1))
+
+    with bar:
+        yield update
+
+
+def emit_report(report: Any, args: argparse.Namespace) -> int:
+    """Write ``-o``, print JSON or the text summary, and return the verdict's exit code."""
+    from fabricdoc.report.render import summary_text
+
+    if getattr(args, "output", None):
+        report.save(args.output)
+    if getattr(args, "json", False):
+        sys.stdout.write(report.to_json() + "\n")
+    else:
+        print(summary_text(report))
+        if getattr(args, "output", None):
+            print(f"report written to {args.output}")
+    return 0 if report.verdict == "pass" else 1
+
+
+def name_map(args: argparse.Namespace) -> Any:
+    """The fabric -> scheduler name map from ``--map`` and ``--host-rule``."""
+    from fabricdoc.scheduler.names import HostRule, NameMap, load_name_map
+
+    base = load_name_map(args.map) if args.map else NameMap()
+    return base.with_rules(HostRule.of(rx, rep) for rx, rep in args.host_rule)

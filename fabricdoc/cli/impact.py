@@ -1,0 +1,170 @@
+"""``fabricdoc impact``: what the report's faults cost an AllReduce job, and what draining buys back."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from fabricdoc.cli import args as a
+from fabricdoc.errors import FabricdocError
+
+EPILOG = """The model: NCCL ring and double-binary-tree AllReduce over the fabric's own routes,
+rail by rail; a ring runs at its slowest hop and links shared by several flows split their
+capacity. busbw follows nccl-tests (algbw x 2(n-1)/n). "now" applies the findings (down parts
+routed around, degraded links at their measured or trained rate); "after drain" also removes
+the report's drain list. Job cost: hosts fail independently; checkpoint interval by Young/Daly.
+
+exit codes:
+  0  the table (or JSON) was printed
+  2  could not run (unreadable report, report without topology, unknown job host): one line says why
+"""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "impact",
+        help="predict AllReduce bus bandwidth and job failure cost from a report",
+        description="Predict the AllReduce bus bandwidth a job gets on the report's fabric: "
+        "nominal, now (with the findings), after draining the report's drain list, and the "
+        "best alternative drains; and what failures cost a job of that size.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    a.add_report(p)
+    a.add_job_hosts(p)
+    a.add_job_cost(p)
+    p.add_argument("--restart-minutes", type=float, default=0.0, metavar="MIN",
+                   help="minutes to restart after a failure, lost on top of the work since the checkpoint")
+    p.add_argument("--host-mtbf-hours", type=float, default=None, metavar="H",
+                   help="mean hours between failures of one host (default: observed in --history or "
+                   "--history-reports, else the Llama 3 fleet rate, about 6,300 h)")
+    a.add_history(p, "--history-db")
+    p.add_argument("--history-reports", nargs="+", metavar="REPORT", default=None,
+                   help="earlier reports of the same fabric: hosts newly drained between them give the failure rate")
+    p.add_argument("--alternatives", type=int, default=3, metavar="K", help="alternative drains to list (default 3)")
+    p.add_argument("--write", action="store_true", help="also store the impact section in the report file (atomic)")
+    a.add_json(p)
+    p.set_defaults(func=run)
+
+
+
+
+def failure_rates(args: argparse.Namespace, fabric_name: str | None = None) -> dict[str, Any]:
+    """The job cost's failure-rate inputs from the command line (--host-mtbf-hours, --history, --history-reports)."""
+    from fabricdoc.impact.failure_rate import host_failure_rate
+    from fabricdoc.impact.jobcost import observed_rates
+    from fabricdoc.report.history import History, snapshots_from_reports
+    from fabricdoc.report.report import Report
+
+    given = [flag for flag, v in (("--host-mtbf-hours", args.host_mtbf_hours), ("--history", args.history),
+                                  ("--history-reports", args.history_reports)) if v is not None]
+    if len(given) > 1:
+        raise FabricdocError(f"give one failure-rate source, not {' and '.join(given)}")
+    rates: dict[str, Any] = {"restart_minutes": args.restart_minutes}
+    if args.host_mtbf_hours is not None:
+        if args.host_mtbf_hours <= 0:
+            raise FabricdocError("--host-mtbf-hours must be positive")
+        rates["host_mtbf_hours"] = args.host_mtbf_hours
+        rates["source"] = "given (--host-mtbf-hours)"
+    elif args.history_reports:
+        reports = [Report.load(p) for p in args.history_reports]
+        observed = host_failure_rate(snapshots_from_reports(reports), "reports")
+        if observed is None:
+            raise FabricdocError("--history-reports: the reports span no time; give at least two from different times")
+        rates.update(observed_rates(observed))
+    elif args.history:
+        with History(args.history, create=False) as store:
+            observed = store.host_failure_rate(fabric_name)
+        if observed is None:
+            raise FabricdocError(f"--history {args.history}: fewer than two sweeps of fabric "
+                                 f"{fabric_name!r} at different times")
+        rates.update(observed_rates(observed))
+    return rates
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from fabricdoc.impact.section import impact_section
+    from fabricdoc.report.report import Report
+    from fabricdoc.scheduler.hostlists import read_host_list
+
+    path = a.report_path(args)
+    report = Report.load(path)
+    fabric = report.fabric_model()
+    if args.hours < 0 or (args.checkpoint_minutes is not None and args.checkpoint_minutes < 0):
+        raise FabricdocError("--hours and --checkpoint-minutes must not be negative")
+    section = impact_section(
+        fabric,
+        report.findings,
+        [d.node for d in report.drain],
+        job_hosts=read_host_list(args.job_hosts) if args.job_hosts else None,
+        hours=args.hours,
+        checkpoint_minutes=args.checkpoint_minutes,
+        failure_rates=failure_rates(args, report.fabric.get("name")),
+        alternatives=max(0, args.alternatives),
+    )
+    if args.write:
+        report.impact = section
+        report.save(path)
+    if args.json:
+        sys.stdout.write(json.dumps(section, indent=2, allow_nan=False) + "\n")
+    else:
+        print_section(section, Console())
+    return 0
+
+
+def _gbps(x: float | None) -> str:
+    return "-" if x is None else f"{x:,.1f}"
+
+
+def print_section(section: dict[str, Any], console: Any) -> None:
+    """The impact section as three rich tables: busbw, what-if drains, job cost. Names are escaped."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from fabricdoc.model.text import escape
+
+    rails = section["rails"]
+    bw = Table(title=f"AllReduce busbw, Gb/s ({section['job_hosts']} hosts, {rails} rail{'s' if rails != 1 else ''})")
+    for col in ("algorithm", "nominal", "now", "after drain", "now bottleneck"):
+        bw.add_column(col, justify="left" if col in ("algorithm", "now bottleneck") else "right")
+    for alg, row in section["by_algorithm"].items():
+        if "skipped" in row:
+            bw.add_row(alg, "-", "-", "-", Text(f"skipped: {escape(row['skipped'])}"))
+            continue
+        b = row.get("bottleneck_now") or {}
+        where = b.get("direction") or b.get("reason") or ""
+        if where and b.get("flows"):
+            n = b["flows"]
+            where += f" ({n} flow{'s' if n != 1 else ''} sharing {_gbps(b.get('capacity_gbps'))})"
+        bw.add_row(alg, _gbps(row["nominal"]), _gbps(row["now"]), _gbps(row["after_drain"]), Text(escape(where)))
+    console.print(bw)
+
+    wi = Table(title="What if we drain ... (ranked by hosts x busbw)")
+    for col in ("choice", "drain", "hosts", "busbw", "vs nominal", "throughput"):
+        wi.add_column(col, justify="left" if col in ("choice", "drain") else "right")
+    for w in section["what_if"]:
+        names = ", ".join(escape(n) for n in w["drain"][:6]) + (f" (+{len(w['drain']) - 6})" if len(w["drain"]) > 6 else "")
+        wi.add_row(w["choice"], Text(names or "(nothing)"), str(w["hosts"]), _gbps(w["busbw_gbps"]),
+                   f"{w['vs_nominal']:.0%}", f"{w['throughput_fraction']:.0%}")
+    console.print(wi)
+
+    job = section["job"]
+    jt = Table(title=f"Job cost: {job['n_hosts']} hosts for {job['hours']:g} h", show_header=False)
+    jt.add_column("what")
+    jt.add_column("value", justify="right")
+    mtbf = job["mtbf_hours"]
+    ckpt = job["recommended_checkpoint_minutes"]
+    jt.add_row("P(at least one failure)", f"{job['failure_probability']:.1%}")
+    jt.add_row("expected failures", f"{job['expected_failures']:.2f}")
+    jt.add_row("job MTBF", "-" if mtbf is None else f"{mtbf:,.1f} h")
+    jt.add_row("checkpoint every (Young/Daly)", "-" if ckpt is None else f"{ckpt:,.0f} min")
+    jt.add_row("expected lost work", f"{job['expected_lost_hours']:.2f} h")
+    jt.add_row("expected goodput", f"{job['expected_goodput']:.1%}")
+    jt.add_row("failure rate", Text(escape(job["rate_source"])))
+    console.print(jt)
+    if section.get("unmapped_findings"):
+        console.print(Text(f"findings not placed on a link: {', '.join(escape(f) for f in section['unmapped_findings'])}"))

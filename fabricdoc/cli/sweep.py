@@ -1,0 +1,95 @@
+"""``fabricdoc sweep``: probe the fabric, test bandwidth, localize faults, report."""
+
+from __future__ import annotations
+
+import argparse
+
+from fabricdoc.cli import args as a
+
+FABRIC_HELP = """which fabric to sweep (--fabric):
+  demo            the bundled demo fabric, simulated with faults (nothing to install)
+  sim:PATH        simulate a fabric file (YAML; see topologies/) with its faults
+  PATH            same as sim:PATH
+  ibsim:NETFILE   start ibsim + OpenSM on an ibnetdiscover-format net file and sweep it
+                  with the real infiniband-diags tools
+  ib              sweep the InfiniBand fabric this host is attached to (infiniband-diags)
+  roce            sweep a RoCE/Ethernet fabric described by --expected FILE: `fabricdoc probe`
+                  on every host (--launcher local|netns|srun|mpirun), then bandwidth rounds"""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "sweep",
+        help="sweep a fabric: counters, bandwidth tests, localization, verdict",
+        description="Probe every node, run planned pairwise bandwidth rounds, re-test suspects, "
+        "name the faulty links, switches and NICs, predict the AllReduce cost, and say which "
+        "hosts to drain.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=FABRIC_HELP + "\n\n" + a.EXIT_CODES,
+    )
+    a.add_fabric(p, "demo")
+    p.add_argument("--expected", metavar="FILE",
+                   help="the fabric as it should be: an earlier ibnetdiscover output (ib: cables missing now are "
+                   "reported), or the RoCE fabric file naming hosts, ports and interfaces (roce)")
+    p.add_argument("--topology", dest="expected", metavar="FILE", help=a.HIDDEN)
+    p.add_argument("--faults", metavar="FILE", help="fault file for a simulated fabric (replaces the file's own faults)")
+    p.add_argument("--seed", type=int, default=0, metavar="N", help="simulator seed (default 0): same seed, same findings")
+    p.add_argument("--interval", type=float, default=10.0, metavar="S",
+                   help="seconds between the two counter samples (default 10)")
+    p.add_argument("--baseline", metavar="FILE", help="compare counters with a sample saved by --save-sample instead of waiting")
+    p.add_argument("--save-sample", metavar="FILE", help="save this sweep's counter sample for a later --baseline (InfiniBand)")
+    a.add_judging(p)
+    p.add_argument("--no-retest", action="store_true", help="skip the targeted re-test round around suspects")
+    a.add_job_hosts(p)
+    a.add_job_cost(p)
+    a.add_timeout(p, 60.0)
+    p.add_argument("--hosts", metavar="H1,H2", help="roce: only these hosts (default: every host of --expected)")
+    p.add_argument("--launcher", choices=("local", "netns", "srun", "mpirun"), default="local",
+                   help="where probes and bandwidth tests run (default local). roce: probes and tests on "
+                   "each host; ib: srun or mpirun adds bandwidth rounds between the HCAs' hosts")
+    p.add_argument("--no-bandwidth", action="store_true", help="probes only, no bandwidth rounds")
+    p.add_argument("--test-timeout", type=float, default=120.0, metavar="S",
+                   help="kill a bandwidth test after S seconds and record it as hung (default 120)")
+    p.add_argument("--size", type=int, default=1 << 24, metavar="BYTES", help="bandwidth test message size (default 16 MiB)")
+    p.add_argument("--backend", choices=("gloo", "nccl"), default="gloo", help="torch.distributed backend (default gloo)")
+    p.add_argument("--nccl-tests", metavar="BINARY",
+                   help="run this nccl-tests binary (sendrecv_perf or all_reduce_perf, MPI build) for each pair "
+                   "instead of fabricdoc's torch test; needs --launcher mpirun")
+    p.add_argument("--journal", metavar="FILE",
+                   help="journal of finished bandwidth tests (JSON lines): a new sweep starts it afresh")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the sweep in --journal: skip its finished tests (refused for another plan)")
+    a.add_history(p)
+    a.add_output(p)
+    a.add_json(p)
+    a.add_no_topology(p)
+    a.add_progress(p)
+    p.set_defaults(func=run)
+
+
+def config_from_args(args: argparse.Namespace):
+    """The SweepConfig these flags describe (the TUI's --sweep uses it too)."""
+    from fabricdoc.scheduler.hostlists import read_host_list
+    from fabricdoc.sweep import SweepConfig
+
+    return SweepConfig(
+        fabric=args.fabric, faults=args.faults, seed=args.seed, interval_s=args.interval, rules=args.rules,
+        retest=not args.no_retest, baseline=args.baseline, expected=args.expected, save_sample=args.save_sample,
+        include_topology=not args.no_topology,
+        job_hosts=read_host_list(args.job_hosts) if args.job_hosts else None,
+        hours=args.hours, checkpoint_minutes=args.checkpoint_minutes, timeout_s=args.timeout, history=args.history,
+        hosts=[h for h in args.hosts.split(",") if h] if args.hosts else None, launcher=args.launcher,
+        bandwidth=not args.no_bandwidth, test_timeout_s=args.test_timeout, size_bytes=args.size,
+        backend=args.backend, journal=args.journal, resume=args.resume, slow_ratio=args.slow_ratio,
+        nccl_tests=args.nccl_tests,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from fabricdoc.cli.common import emit_report, progress_bar
+    from fabricdoc.sweep import run_sweep
+
+    cfg = config_from_args(args)
+    with progress_bar(not args.no_progress and not args.json) as progress:
+        report = run_sweep(cfg, progress)
+    return emit_report(report, args)

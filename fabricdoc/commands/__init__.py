@@ -1,1 +1,0 @@
-"""Subcommands of the `fabricdoc` CLI, one module each (see fabricdoc.cli)."""

@@ -1,0 +1,1 @@
+"""Building a Fabric: YAML files, generators, faults, ibnetdiscover records, ibsim net files, routes, host identity."""

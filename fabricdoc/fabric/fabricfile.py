@@ -1,0 +1,197 @@
+"""Fabric and fault files (YAML): a generator with its parameters, or nodes and links, and faults.
+
+A fabric file either names a generator with its parameters or lists nodes and
+links; it may carry a ``faults:`` list for the simulator. Every error names the
+file and the line it comes from.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from fabricdoc.errors import ConfigError, TopologyError
+from fabricdoc.fabric.faults import FAULT_KINDS, Fault
+from fabricdoc.fabric.generators import GENERATORS
+from fabricdoc.model.inputs import compose_yaml, read_text
+from fabricdoc.model.records import Node, PortRef
+from fabricdoc.model.topology import Fabric
+
+_PORT_RE = re.compile(r"^\s*(?P<node>.+?)\s*\[\s*(?P<port>\d+)\s*\]\s*$")
+
+
+class _Map(dict):
+    line: int = 0
+
+
+class _Seq(list):
+    line: int = 0
+    lines: list[int]
+
+
+def _plain(node: yaml.Node) -> Any:
+    """YAML node tree -> Python values, keeping each mapping's and sequence item's line."""
+    if isinstance(node, yaml.MappingNode):
+        out = _Map()
+        out.line = node.start_mark.line + 1
+        for k, v in node.value:
+            out[_plain(k)] = _plain(v)
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        seq = _Seq(_plain(v) for v in node.value)
+        seq.line = node.start_mark.line + 1
+        seq.lines = [v.start_mark.line + 1 for v in node.value]
+        return seq
+    return yaml.SafeLoader("").construct_object(node)
+
+
+def read_yaml(path: str | Path) -> Any:
+    """Parse a YAML file keeping line numbers; a syntax error names file and line."""
+    root = compose_yaml(read_text(path, "YAML file"), str(path))
+    return _plain(root) if root is not None else None
+
+
+def _where(path: Path, obj: Any, fallback: int = 0) -> str:
+    line = getattr(obj, "line", 0) or fallback
+    return f"{path}:{line}" if line else str(path)
+
+
+def _check_keys(path: Path, obj: Any, allowed: set[str], what: str) -> None:
+    if not isinstance(obj, dict):
+        raise ConfigError(f"{_where(path, obj)}: {what} must be a mapping")
+    unknown = sorted(set(obj) - allowed)
+    if unknown:
+        raise ConfigError(f"{_where(path, obj)}: unknown key {unknown[0]!r} in {what} (allowed: {', '.join(sorted(allowed))})")
+
+
+def parse_port(text: Any, where: str) -> tuple[str, int]:
+    """``"leaf01[3]"`` -> ("leaf01", 3)."""
+    m = _PORT_RE.match(str(text)) if text is not None else None
+    if not m:
+        raise ConfigError(f"{where}: expected a port like \"leaf01[3]\", got {text!r}")
+    return m.group("node"), int(m.group("port"))
+
+
+_FABRIC_KEYS = {"name", "generator", "params", "nodes", "links", "faults", "description"}
+_NODE_KEYS = {"id", "kind", "ports", "label", "guid", "attrs"}
+_LINK_KEYS = {"a", "b", "lanes", "lane_gbps", "max_lanes", "max_lane_gbps", "state"}
+_FAULT_KEYS = {"kind", "port", "switch", "lanes", "lane_gbps", "factor", "rate_per_hour", "flaps"}
+
+
+def fabric_from_yaml(path: str | Path) -> tuple[Fabric, list[Fault]]:
+    """Load a fabric file and the faults it carries (empty when none)."""
+    path = Path(path)
+    data = read_yaml(path)
+    _check_keys(path, data, _FABRIC_KEYS, "fabric file")
+    name = str(data.get("name") or path.stem)
+    if "generator" in data:
+        fabric = _generate(path, data, name)
+    else:
+        fabric = _listed(path, data, name)
+    fabric.source = f"file:{path}"
+    faults = parse_faults(path, data.get("faults"), fabric) if data.get("faults") else []
+    return fabric, faults
+
+
+def _generate(path: Path, data: dict, name: str) -> Fabric:
+    gen = data["generator"]
+    if gen not in GENERATORS:
+        raise ConfigError(f"{_where(path, data)}: unknown generator {gen!r} (one of {', '.join(GENERATORS)})")
+    params = data.get("params") or {}
+    if not isinstance(params, dict):
+        raise ConfigError(f"{_where(path, data)}: params must be a mapping")
+    try:
+        return GENERATORS[gen](name=name, **params)
+    except TypeError as exc:
+        raise ConfigError(f"{_where(path, params)}: bad params for {gen}: {exc}") from None
+    except TopologyError as exc:
+        raise ConfigError(f"{_where(path, params)}: {exc}") from None
+
+
+def _listed(path: Path, data: dict, name: str) -> Fabric:
+    fabric = Fabric(name=name)
+    nodes = data.get("nodes") or []
+    if not isinstance(nodes, list):
+        raise ConfigError(f"{_where(path, data)}: nodes must be a list")
+    for item in nodes:
+        _check_keys(path, item, _NODE_KEYS, "node")
+        where = _where(path, item)
+        for req in ("id", "kind", "ports"):
+            if req not in item:
+                raise ConfigError(f"{where}: node needs {req!r}")
+        if item["kind"] not in ("host", "switch"):
+            raise ConfigError(f"{where}: node kind must be host or switch, got {item['kind']!r}")
+        attrs = dict(item.get("attrs") or {})
+        if item["kind"] == "host":
+            attrs.setdefault("host", str(item["id"]))
+        try:
+            fabric.add_node(
+                Node(id=str(item["id"]), kind=item["kind"], label=str(item.get("label", item["id"])),
+                     num_ports=int(item["ports"]), guid=item.get("guid"), attrs=attrs)
+            )
+        except TopologyError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+    links = data.get("links") or []
+    for i, item in enumerate(links):
+        where = _where(path, item, links.lines[i] if isinstance(links, _Seq) else 0)
+        _check_keys(path, item, _LINK_KEYS, "link")
+        if "a" not in item or "b" not in item:
+            raise ConfigError(f"{where}: link needs 'a' and 'b' ports")
+        a, b = parse_port(item["a"], where), parse_port(item["b"], where)
+        try:
+            fabric.add_link(
+                PortRef(*a), PortRef(*b),
+                lanes=int(item.get("lanes", 4)), lane_gbps=float(item.get("lane_gbps", 100.0)),
+                max_lanes=item.get("max_lanes"), max_lane_gbps=item.get("max_lane_gbps"),
+                state=item.get("state", "up"),
+            )
+        except TopologyError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+    return fabric
+
+
+def parse_faults(path: str | Path, items: Any, fabric: Fabric) -> list[Fault]:
+    """Turn a ``faults:`` list into :class:`Fault` records checked against the fabric."""
+    path = Path(path)
+    if not isinstance(items, list):
+        raise ConfigError(f"{_where(path, items)}: faults must be a list")
+    out = []
+    for i, item in enumerate(items):
+        where = _where(path, item, items.lines[i] if isinstance(items, _Seq) else 0)
+        _check_keys(path, item, _FAULT_KEYS, "fault")
+        kind = item.get("kind")
+        if kind not in FAULT_KINDS:
+            raise ConfigError(f"{where}: unknown fault kind {kind!r} (one of {', '.join(FAULT_KINDS)})")
+        port = None
+        switch = None
+        try:
+            if kind == "dead_switch":
+                if "switch" not in item:
+                    raise ConfigError(f"{where}: dead_switch needs 'switch'")
+                switch = fabric.resolve_node(str(item["switch"]))
+                if fabric.nodes[switch].kind != "switch":
+                    raise ConfigError(f"{where}: {item['switch']!r} is not a switch")
+            else:
+                if "port" not in item:
+                    raise ConfigError(f"{where}: fault {kind} needs 'port' (either end of the cable)")
+                port = fabric.resolve_port(*parse_port(item["port"], where))
+                if fabric.link_at(port) is None:
+                    raise ConfigError(f"{where}: port {item['port']} is not cabled")
+        except TopologyError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+        extra = {k: item[k] for k in ("lanes", "lane_gbps", "factor", "rate_per_hour", "flaps") if k in item}
+        out.append(Fault(kind=kind, port=port, switch=switch, **extra))
+    return out
+
+
+def faults_from_yaml(path: str | Path, fabric: Fabric) -> list[Fault]:
+    """A separate fault file: a mapping with ``faults:`` or a bare list."""
+    path = Path(path)
+    data = read_yaml(path)
+    if isinstance(data, dict):
+        _check_keys(path, data, {"faults"}, "fault file")
+        data = data.get("faults") or []
+    return parse_faults(path, data, fabric)

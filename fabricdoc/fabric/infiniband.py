@@ -1,0 +1,123 @@
+"""A Fabric from parsed ibnetdiscover records, with OpenSM's forwarding tables and iblinkinfo's maxima. Pure.
+
+Node id is the GUID as ibnetdiscover prints it, label the node description;
+``fabric_from_ib`` takes the records the ibnetdiscover parser returns (or an
+ibdiagnet reader's), so reading files and running tools stay in the sources.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+
+from fabricdoc.model.ib import IbTopology
+from fabricdoc.model.records import Node, PortRef, PortState
+from fabricdoc.model.topology import Fabric
+
+
+def fabric_from_ib(
+    records: IbTopology,
+    lfts: Mapping[str, Mapping[int, int]] | None = None,
+    *,
+    name: str = "ib",
+    source: str = "ibnetdiscover",
+    port_states: Iterable[object] = (),
+) -> Fabric:
+    """Build a Fabric from parsed ibnetdiscover records (and optionally ibroute LFTs).
+
+    Node id is the GUID as ibnetdiscover prints it (``0x0002c90300000001``), label
+    the node description, ``attrs["host"]`` an HCA description's first word.
+    ``lfts`` maps a switch GUID to ``{LID: port}``; when given, ``Fabric.path``
+    follows them. ``port_states`` (PortState from iblinkinfo) fill in the supported
+    maxima of each link so a link trained below them is visible.
+    """
+    if not isinstance(records, IbTopology):
+        raise TypeError("fabric_from_ib expects the IbTopology that parse_ibnetdiscover returns")
+    fabric = Fabric(name=name, source=source)
+    for rec in records.nodes:
+        kind = "switch" if rec.type == "Switch" else "host"
+        attrs: dict[str, object] = {}
+        if kind == "host":
+            words = rec.description.split()
+            attrs["host"] = words[0] if words else rec.guid
+            # Port GUIDs (what ibtracert and ibqueryerrors print for a CA's ports), by port number.
+            attrs["port_guids"] = {p.port: p.port_guid for p in rec.ports if p.port_guid}
+        node = Node(
+            id=rec.guid,
+            kind=kind,  # type: ignore[arg-type]
+            label=rec.description,
+            num_ports=rec.num_ports,
+            guid=rec.guid,
+            lid=rec.lid if kind == "switch" else None,
+            attrs=attrs,
+        )
+        fabric.add_node(node)
+        if kind == "host":
+            for port in rec.ports:
+                if port.lid:
+                    fabric.port_lids[PortRef(rec.guid, port.port)] = port.lid
+    maxima: dict[PortRef, tuple[int | None, float | None]] = {}
+    for st in port_states:
+        maxima[PortRef(st.node, st.port)] = (st.max_lanes, st.max_lane_gbps)  # type: ignore[attr-defined]
+    ends = {PortRef(rec.guid, p.port): p for rec in records.nodes for p in rec.ports}
+    for rec in records.nodes:
+        for port in rec.ports:
+            a = PortRef(rec.guid, port.port)
+            b = PortRef(port.remote_guid, port.remote_port)
+            if b.node not in fabric.nodes or fabric.peer(a) is not None or fabric.peer(b) is not None:
+                continue
+            # ibnetdiscover prints the trained width at both ends; a net file may give each end
+            # its own enabled width, and the link trains at the lower while supporting the higher.
+            other = ends.get(b)
+            widths = [w for w in (port.lanes, other.lanes if other else None) if w]
+            speeds = [g for g in (port.lane_gbps, other.lane_gbps if other else None) if g]
+            ma = maxima.get(a, (None, None))
+            mb = maxima.get(b, (None, None))
+            max_lanes = _min_known(ma[0], mb[0]) or (max(widths) if widths else None)
+            max_gbps = _min_known(ma[1], mb[1]) or (max(speeds) if speeds else None)
+            fabric.add_link(
+                a,
+                b,
+                lanes=min(widths) if widths else 4,
+                lane_gbps=min(speeds) if speeds else 2.5,
+                max_lanes=int(max_lanes) if max_lanes else None,
+                max_lane_gbps=float(max_gbps) if max_gbps else None,
+            )
+    if lfts:
+        fabric.lfts = {sw: dict(table) for sw, table in lfts.items() if sw in fabric.nodes}
+    return fabric
+
+
+def cap_supported(states: Iterable[PortState]) -> list[PortState]:
+    """Cap each port's supported maximum at the width and speed most of the fabric trained at.
+
+    A port is degraded when it trained below what both ends support, but ibsim
+    (and some firmware) reports every port as 12X-capable, which would make every
+    4X link look degraded. A real fabric's links are built alike, so the most
+    common trained width/speed is the design; a port's maximum is
+    ``min(supported, max(trained, design))``: a 1X link in a 4X fabric is
+    degraded, a 4X link that "could be 12X" is not.
+    """
+    states = list(states)
+    up = [s for s in states if s.state != "Down" and s.lanes and s.lane_gbps]
+    if not up:
+        return states
+    design_lanes = Counter(s.lanes for s in up).most_common(1)[0][0]
+    design_gbps = Counter(s.lane_gbps for s in up).most_common(1)[0][0]
+    out = []
+    for s in states:
+        if s.state != "Down" and s.lanes and s.lane_gbps:
+            sup_l = s.max_lanes or s.lanes
+            sup_g = s.max_lane_gbps or s.lane_gbps
+            new_l = min(sup_l, max(s.lanes, design_lanes))
+            new_g = min(sup_g, max(s.lane_gbps, design_gbps))
+            if (new_l, new_g) != (s.max_lanes, s.max_lane_gbps):
+                s = replace(s, max_lanes=new_l, max_lane_gbps=new_g)
+        out.append(s)
+    return out
+
+
+def _min_known(x: float | None, y: float | None) -> float | None:
+    known = [v for v in (x, y) if v]
+    return min(known) if known else None

@@ -1,0 +1,1 @@
+"""What faults cost: link effects, collectives (ring, tree, rails), the busbw model, what-if, job cost."""

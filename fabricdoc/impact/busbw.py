@@ -1,0 +1,418 @@
+"""AllReduce impact: the bus bandwidth a job gets from the fabric, nominal, now, and after a drain.
+
+The model follows NCCL's large-message algorithms over the fabric's own routes:
+
+- **Ring**: ranks are the job's hosts in sorted name order (what a launcher
+  given a sorted host list assigns); rank i sends to rank i+1 as in NCCL
+  (``ring_step=-1``: to rank i-1, as gloo's ring does). Routes are
+  destination-based, so the two directions may cross different cables. On a host with
+  several NIC ports (a rail-optimized fabric) each rail runs its own ring over
+  port r of every host and the buffer is split evenly over the rails, so the
+  slowest rail sets the pace. Every ring edge is a flow along ``Fabric.path``;
+  a directed link carrying k flows gives each ``capacity / k``; the ring runs at
+  its slowest hop. nccl-tests busbw is then ``rails x min(capacity / flows)``.
+- **Tree**: NCCL's double binary tree (``ncclGetBtree``; the second tree is the
+  first mirrored for an even rank count, shifted by one for an odd one). Each
+  tree carries half the buffer; every tree edge carries it both ways (reduce
+  up, broadcast down). The link-load bound gives
+  ``busbw = 4 x rails x (n-1)/n x min(capacity / flows)``.
+
+Both are the bulk link-load bound: time = max over directed links of bytes /
+capacity, which a pipelined ring or tree reaches at large message sizes.
+
+How findings change capacity ("now"), decided here once:
+
+- link (or nic/port) ``down``, switch ``dead``/``down``, host/nic ``dead``/``down``:
+  the links are down; routes are recomputed without them (OpenSM or ECMP
+  route around a dead part); a host left without a route makes the job 0.
+- ``hung``: the link is up but its tests never finished: capacity 0.
+- ``width_degraded`` / ``speed_degraded``: the fabric's Link already carries the
+  trained lanes and lane rate; evidence ``lanes`` / ``lane_gbps`` lowers it further.
+- ``degraded_bandwidth`` (and any other fault whose evidence carries a measured
+  ``ratio``, ``median_ratio`` or ``slow_pairs``): capacity = median ratio x the
+  smaller of the link's nominal rate and the pairs' expected bandwidth (a pair
+  tested alone runs at its bottleneck link's rate).
+- evidence ``capacity_gbps`` / ``measured_gbps`` caps the link directly.
+- anything else (symbol errors, flapping, congestion, corruption) leaves the
+  capacity alone: it costs reliability, which the job cost counts, not bandwidth.
+- a switch finding other than dead names no single link: no capacity change.
+
+"Nominal" is every link up at ``Link.nominal_gbps`` (what both ends support).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, Literal
+
+import numpy as np
+
+from fabricdoc.errors import FabricdocError, TopologyError
+from fabricdoc.fabric.identity import host_name
+from fabricdoc.impact.collectives import dtree_parents, job_ring, ring_edges
+from fabricdoc.impact.effects import link_effects, restated
+from fabricdoc.model.findings import Finding
+from fabricdoc.model.paths import directed
+from fabricdoc.model.records import LinkKey, PortRef
+from fabricdoc.model.topology import Fabric
+
+Algorithm = Literal["ring", "tree"]
+State = Literal["nominal", "now"]
+ALGORITHMS: tuple[str, ...] = ("ring", "tree")
+
+
+class ImpactModel:
+    """AllReduce busbw of a job over ``fabric``, nominal and with ``findings`` applied.
+
+    Setup indexes the links, applies the findings and routes the job's ring
+    once; ``busbw`` and ``what_if`` then only look up cached routes and count
+    flows per directed link with numpy.
+    """
+
+    def __init__(self, fabric: Fabric, findings: Iterable[Finding] = (), job_hosts: Iterable[str] | None = None,
+                 *, ring_step: int = 1) -> None:
+        if ring_step not in (1, -1):
+            raise FabricdocError(f"ring_step must be 1 (NCCL) or -1 (gloo), got {ring_step}")
+        self.fabric = fabric
+        self.ring_step = ring_step
+        self.findings = list(findings)
+        self.keys: list[LinkKey] = list(fabric.links)
+        self.index = {k: i for i, k in enumerate(self.keys)}
+        n_dir = 2 * len(self.keys)
+        self.unroutable = n_dir  # one extra slot of capacity 0 for flows without a route
+        self.effects, self.unmapped = link_effects(fabric, self.findings)
+        nominal = np.array([fabric.links[k].nominal_gbps for k in self.keys], dtype=float)
+        now = np.array([fabric.links[k].capacity_gbps for k in self.keys], dtype=float)
+        for key, eff in self.effects.items():
+            i = self.index[key]
+            now[i] = min(now[i], eff.capacity_gbps)
+        self.capacity = {
+            "nominal": np.append(np.repeat(nominal, 2), 0.0),
+            "now": np.append(np.repeat(now, 2), 0.0),
+        }
+        down_now = {k for k, lk in fabric.links.items() if lk.state == "down"}
+        down_now |= {k for k, e in self.effects.items() if e.down}
+        any_down = any(lk.state == "down" for lk in fabric.links.values())
+        nominal_routes = restated(fabric, None) if any_down else fabric
+        now_routes = nominal_routes if not down_now else (
+            fabric if down_now == {k for k, lk in fabric.links.items() if lk.state == "down"} else restated(fabric, down_now)
+        )
+        self.routes: dict[str, Fabric] = {"nominal": nominal_routes, "now": now_routes}
+        self._flows: dict[str, dict[int, np.ndarray]] = {"nominal": {}, "now": {}}
+        if now_routes is nominal_routes:
+            self._flows["now"] = self._flows["nominal"]
+
+        # Scheduler host name -> its cabled ports in rail order.
+        self.host_ports: dict[str, list[PortRef]] = {}
+        for port in fabric.host_ports():
+            self.host_ports.setdefault(host_name(fabric, port.node), []).append(port)
+        self.ports: list[PortRef] = [p for ports in self.host_ports.values() for p in ports]
+        self.port_id = {p: i for i, p in enumerate(self.ports)}
+        self._host_port_ids = {h: [self.port_id[p] for p in ports] for h, ports in self.host_ports.items()}
+        self.job_hosts = self.resolve_hosts(job_hosts) if job_hosts is not None else job_ring(self.host_ports)
+        self._job_set = set(self.job_hosts)
+        self._nominal_cache: dict[str, float] = {}
+        self._ring_counts: np.ndarray | None = None
+        self._ring_base_flows: list[np.ndarray] = []
+        for state in ("nominal", "now"):
+            self._ring_flows(self.job_hosts, state)  # route the job's ring once
+
+    # -- hosts -----------------------------------------------------------
+    def resolve_hosts(self, names: Iterable[str]) -> list[str]:
+        """Scheduler host names for ``names`` (host names, node ids, labels or GUIDs), sorted."""
+        out = set()
+        for name in names:
+            name = str(name).strip()
+            if not name:
+                continue
+            if name in self.host_ports:
+                out.add(name)
+                continue
+            try:
+                out.add(host_name(self.fabric, self.fabric.resolve_node(name)))
+            except TopologyError:
+                raise TopologyError(f"job host {name!r} is not a host of fabric {self.fabric.name!r}") from None
+        missing = [h for h in out if h not in self.host_ports]
+        if missing:
+            raise TopologyError(f"job host {missing[0]!r} has no cabled port")
+        return job_ring(out)
+
+    def _as_host(self, name: str) -> str:
+        if name in self.host_ports:
+            return name
+        try:
+            return host_name(self.fabric, self.fabric.resolve_node(name))
+        except TopologyError:
+            return name
+
+    def _ranks(self, hosts: Iterable[str] | None) -> list[str]:
+        if hosts is None:
+            return self.job_hosts
+        ranks = job_ring(hosts)
+        for h in ranks:
+            if h not in self.host_ports:
+                return self.resolve_hosts(ranks)
+        return ranks
+
+    # -- routes ----------------------------------------------------------
+    def _flow_ids(self, state: str, pairs: Sequence[tuple[int, int]]) -> list[np.ndarray]:
+        """Directed link ids of each (src port id, dst port id) flow, from the route cache."""
+        cache = self._flows[state]
+        n = len(self.ports)
+        out = []
+        for s, d in pairs:
+            arr = cache.get(s * n + d)
+            if arr is None:
+                arr = cache[s * n + d] = self._route(state, self.ports[s], self.ports[d])
+            out.append(arr)
+        return out
+
+    def _route(self, state: str, src: PortRef, dst: PortRef) -> np.ndarray:
+        routes = self.routes[state]
+        try:
+            path = routes.path(src, dst)
+        except TopologyError:
+            # The up/down routing may pick an up port with no way down to the destination
+            # once a link is gone; any valid shortest path stands in for the rerouted one.
+            try:
+                alternatives = routes.ecmp_paths(src, dst, limit=1)
+            except TopologyError:
+                alternatives = []
+            if not alternatives:
+                return np.array([self.unroutable], dtype=np.int64)
+            path = alternatives[0]
+        return np.array([2 * self.index[key] + d for key, d in directed(path, src)], dtype=np.int64)
+
+    def _rails(self, ranks: Sequence[str]) -> int:
+        return min(len(self._host_port_ids[h]) for h in ranks)
+
+    def _ring_flows(self, ranks: Sequence[str], state: str) -> tuple[list[np.ndarray], list[int]]:
+        n = len(ranks)
+        rails = self._rails(ranks)
+        ids = [self._host_port_ids[h] for h in ranks]
+        edges = ring_edges(n, self.ring_step)
+        pairs = [(ids[i][r], ids[j][r]) for r in range(rails) for i, j in edges]
+        return self._flow_ids(state, pairs), [r for r in range(rails) for _ in edges]
+
+    def _tree_flows(self, ranks: Sequence[str], state: str) -> tuple[list[np.ndarray], list[int]]:
+        n = len(ranks)
+        rails = self._rails(ranks)
+        ids = [self._host_port_ids[h] for h in ranks]
+        pairs, rail_of = [], []
+        for parents in dtree_parents(n):
+            for child, parent in enumerate(parents.tolist()):
+                if parent < 0:
+                    continue
+                for r in range(rails):
+                    pairs.append((ids[child][r], ids[parent][r]))
+                    pairs.append((ids[parent][r], ids[child][r]))
+                    rail_of += [r, r]
+        return self._flow_ids(state, pairs), rail_of
+
+    # -- bandwidth -------------------------------------------------------
+    def detail(self, hosts: Iterable[str] | None = None, algorithm: str = "ring", state: str = "now") -> dict[str, Any]:
+        """busbw with its bottleneck (the directed link with the least capacity per flow) and per-rail figures."""
+        if algorithm not in ALGORITHMS:
+            raise FabricdocError(f"unknown AllReduce algorithm {algorithm!r} (ring or tree)")
+        if state not in self.capacity:
+            raise FabricdocError(f"unknown state {state!r} (nominal or now)")
+        ranks = self._ranks(hosts)
+        n = len(ranks)
+        out: dict[str, Any] = {"algorithm": algorithm, "state": state, "hosts": n, "rails": 0,
+                               "busbw_gbps": 0.0, "per_rail_gbps": [], "bottleneck": None}
+        if n < 2:
+            return out
+        rails = self._rails(ranks)
+        out["rails"] = rails
+        if rails == 0:
+            return out
+        flows, rail_of = (self._ring_flows if algorithm == "ring" else self._tree_flows)(ranks, state)
+        lens = np.fromiter((len(a) for a in flows), dtype=np.int64, count=len(flows))
+        ids = np.concatenate(flows) if flows else np.zeros(0, dtype=np.int64)
+        cap = self.capacity[state]
+        counts = np.bincount(ids, minlength=cap.size)
+        used = np.flatnonzero(counts)
+        per_flow = cap[used] / counts[used]
+        j = int(np.argmin(per_flow))
+        share = float(per_flow[j])
+        factor = rails if algorithm == "ring" else 4.0 * rails * (n - 1) / n
+        out["busbw_gbps"] = factor * share
+        share_of = np.zeros(cap.size)
+        share_of[used] = per_flow
+        flow_rail = np.repeat(np.asarray(rail_of, dtype=np.int64), lens)
+        worst = np.full(rails, np.inf)
+        np.minimum.at(worst, flow_rail, share_of[ids])
+        out["per_rail_gbps"] = [float(factor / rails * w) for w in worst]
+        out["bottleneck"] = self._describe(int(used[j]), int(counts[used[j]]), state)
+        return out
+
+    def ring_links(self, hosts: Iterable[str] | None = None, state: str = "now") -> set[LinkKey]:
+        """The cables the job's ring traffic crosses (every rail, in ``state``'s routes)."""
+        ranks = self._ranks(hosts)
+        if len(ranks) < 2:
+            return set()
+        flows, _ = self._ring_flows(ranks, state)
+        ids = np.unique(np.concatenate(flows)) if flows else np.zeros(0, dtype=np.int64)
+        return {self.keys[int(i) // 2] for i in ids if int(i) != self.unroutable}
+
+    def busbw(self, hosts: Iterable[str] | None = None, algorithm: str = "ring", state: str = "now") -> float:
+        """Predicted nccl-tests AllReduce busbw (Gb/s) of a job on ``hosts`` (default: the job's hosts)."""
+        return float(self.detail(hosts, algorithm, state)["busbw_gbps"])
+
+    def _describe(self, directed: int, flows: int, state: str) -> dict[str, Any]:
+        if directed == self.unroutable:
+            return {"link": None, "direction": None, "capacity_gbps": 0.0, "flows": flows,
+                    "reason": "a host has no route (its links are down)"}
+        key = self.keys[directed // 2]
+        src, dst = (key.a, key.b) if directed % 2 == 0 else (key.b, key.a)
+        label = self.fabric.label
+        eff = self.effects.get(key) if state == "now" else None
+        return {
+            "link": [[label(key.a.node), key.a.port], [label(key.b.node), key.b.port]],
+            "direction": f"{label(src.node)}[{src.port}] -> {label(dst.node)}[{dst.port}]",
+            "capacity_gbps": float(self.capacity[state][directed]),
+            "flows": flows,
+            "reason": eff.rule if eff else None,
+            "finding": eff.finding if eff else None,
+        }
+
+    # -- what-if ---------------------------------------------------------
+    def what_if(self, drain_hosts: Iterable[str], algorithms: Sequence[str] = ("ring",)) -> dict[str, Any]:
+        """The job without ``drain_hosts``: busbw now, against the whole job's nominal busbw.
+
+        ``throughput_fraction`` = kept hosts x busbw over (all hosts x nominal busbw):
+        the job's throughput if it were bound by AllReduce (weak scaling), which
+        is what the alternatives are ranked by. Ring only by default (fast: the
+        TUI calls this per key press); pass ``("ring", "tree")`` for both.
+        Names may be host names, node ids, labels or GUIDs; hosts outside the job are ignored.
+        """
+        drained = sorted({self._as_host(h) for h in drain_hosts} & self._job_set)
+        gone = set(drained)
+        kept = [h for h in self.job_hosts if h not in gone]
+        out: dict[str, Any] = {"drain": drained, "hosts": len(kept)}
+        for alg in algorithms:
+            full = self._nominal(alg)
+            bw = self._ring_without(gone) if alg == "ring" else self.busbw(kept, alg, "now")
+            out[f"{alg}_busbw_gbps"] = bw
+            if alg == algorithms[0]:
+                out["busbw_gbps"] = bw
+                out["vs_nominal"] = bw / full if full else 0.0
+                total = len(self.job_hosts)
+                out["throughput_fraction"] = (len(kept) * bw) / (total * full) if full and total else 0.0
+        return out
+
+    def _ring_without(self, gone: set[str]) -> float:
+        """Ring busbw now of the job without ``gone``, from the job ring's flow counts.
+
+        Only the edges touching a drained host change: they are taken out of the
+        precomputed per-link counts and the edges that close the gaps are added.
+        """
+        n = len(self.job_hosts)
+        kept_pos = [i for i, h in enumerate(self.job_hosts) if h not in gone]
+        if len(kept_pos) < 2:
+            return 0.0
+        base = self._ring_base()
+        if not gone:
+            counts = base
+        else:
+            step = self.ring_step
+            rails = self._rails([self.job_hosts[i] for i in kept_pos])
+            if rails != self._rails(self.job_hosts):
+                return self.busbw([self.job_hosts[i] for i in kept_pos], "ring", "now")
+            flows = self._ring_base_flows
+            drained_pos = {i for i, h in enumerate(self.job_hosts) if h in gone}
+            removed = [i for i in range(n) if i in drained_pos or (i + step) % n in drained_pos]
+            ids = [self._host_port_ids[h] for h in self.job_hosts]
+            new_pairs = []
+            m = len(kept_pos)
+            for j in range(m):
+                a, b = kept_pos[j], kept_pos[(j + 1) % m]
+                if (a + 1) % n == b:
+                    continue  # this edge was in the job ring already
+                src, dst = (a, b) if step == 1 else (b, a)
+                new_pairs += [(ids[src][r], ids[dst][r]) for r in range(rails)]
+            counts = base.copy()
+            gone_ids = [flows[r * n + i] for r in range(rails) for i in removed]
+            if gone_ids:
+                counts -= np.bincount(np.concatenate(gone_ids), minlength=counts.size)
+            added = self._flow_ids("now", new_pairs)
+            if added:
+                counts += np.bincount(np.concatenate(added), minlength=counts.size)
+        used = np.flatnonzero(counts)
+        cap = self.capacity["now"]
+        rails = self._rails([self.job_hosts[i] for i in kept_pos])
+        return float(rails * np.min(cap[used] / counts[used]))
+
+    def _ring_base(self) -> np.ndarray:
+        if self._ring_counts is None:
+            flows, _ = self._ring_flows(self.job_hosts, "now")
+            self._ring_base_flows = flows
+            self._ring_counts = np.bincount(np.concatenate(flows), minlength=self.capacity["now"].size)
+        return self._ring_counts
+
+    def _nominal(self, algorithm: str) -> float:
+        if algorithm not in self._nominal_cache:
+            self._nominal_cache[algorithm] = self.busbw(None, algorithm, "nominal")
+        return self._nominal_cache[algorithm]
+
+    def best_drains(self, k: int = 3, max_hosts: int = 2, algorithm: str = "ring", beam: int = 6,
+                    candidates_per_step: int = 12, only_better: bool = True) -> list[dict[str, Any]]:
+        """The ``k`` best non-empty drain sets of at most ``max_hosts`` hosts, best first.
+
+        Beam search: candidates are the hosts at either end of the flows on the
+        current bottleneck link plus the hosts the findings name; each step adds
+        one host to the best sets so far. Ties go to fewer drained hosts. With
+        ``only_better`` a set must beat draining nothing to be listed.
+        """
+        algs = (algorithm,)
+        named = self._finding_hosts()
+        frontier: list[tuple[str, ...]] = [()]
+        seen: dict[tuple[str, ...], dict[str, Any]] = {}
+        for _ in range(max_hosts):
+            nxt: list[tuple[str, ...]] = []
+            for base in frontier:
+                for host in self._candidates(base, named)[:candidates_per_step]:
+                    cand = tuple(sorted({*base, host}))
+                    if cand in seen or len(cand) == len(base):
+                        continue
+                    seen[cand] = self.what_if(cand, algs)
+                    nxt.append(cand)
+            nxt.sort(key=lambda c: (-seen[c]["throughput_fraction"], len(c), c))
+            frontier = nxt[:beam]
+            if not frontier:
+                break
+        ranked = sorted(seen.values(), key=lambda w: (-w["throughput_fraction"], len(w["drain"]), w["drain"]))
+        if only_better:
+            floor = self.what_if((), algs)["throughput_fraction"]
+            ranked = [w for w in ranked if w["throughput_fraction"] > floor * (1 + 1e-9)]
+        return ranked[:k]
+
+    def _finding_hosts(self) -> list[str]:
+        out = []
+        for key in self.effects:
+            for end in (key.a, key.b):
+                if self.fabric.nodes[end.node].kind == "host":
+                    out.append(host_name(self.fabric, end.node))
+        return [h for h in dict.fromkeys(out) if h in self._job_set]
+
+    def _candidates(self, drained: Sequence[str], named: list[str]) -> list[str]:
+        """Hosts at either end of the ring flows on the now-bottleneck link, then the named hosts."""
+        gone = set(drained)
+        kept = [h for h in self.job_hosts if h not in gone]
+        if len(kept) < 3:
+            return []
+        flows, _ = self._ring_flows(kept, "now")
+        cap = self.capacity["now"]
+        counts = np.bincount(np.concatenate(flows), minlength=cap.size)
+        used = np.flatnonzero(counts)
+        per_flow = cap[used] / counts[used]
+        is_hot = np.zeros(cap.size, dtype=bool)
+        is_hot[used[per_flow <= per_flow.min() * (1 + 1e-9)]] = True
+        lens = np.fromiter((len(a) for a in flows), dtype=np.int64, count=len(flows))
+        flow_of = np.repeat(np.arange(len(flows)), lens)
+        n = len(kept)
+        out: list[str] = []
+        for f in np.unique(flow_of[is_hot[np.concatenate(flows)]]).tolist():
+            i = f % n
+            out += [kept[i], kept[(i + self.ring_step) % n]]
+        return [h for h in dict.fromkeys(out + named) if h not in gone]

@@ -1,0 +1,124 @@
+"""How findings change link capacity in the "now" state, decided here once (see :mod:`fabricdoc.impact.busbw`)."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from fabricdoc.errors import TopologyError
+from fabricdoc.model.evidence import SlowPairsEvidence, StateEvidence
+from fabricdoc.model.findings import Finding
+from fabricdoc.model.records import LinkKey
+from fabricdoc.model.topology import Fabric
+
+_DOWN_FAULTS = {"down", "dead"}
+_NO_CAPACITY_FAULTS = {"hung"}
+_IGNORE_RATIO_FAULTS = {"congestion"}  # load, not capacity
+
+
+@dataclass(frozen=True)
+class LinkEffect:
+    """What one finding does to one link's capacity in the "now" state."""
+
+    link: LinkKey
+    capacity_gbps: float
+    down: bool
+    rule: str
+    finding: str
+
+
+def finding_links(fabric: Fabric, finding: Finding) -> list[LinkKey]:
+    """The cables a finding names: its endpoints, else the links between or at its nodes."""
+    if finding.endpoints:
+        keys = []
+        for label, port in finding.endpoints:
+            link = fabric.link_at(fabric.resolve_port(str(label), int(port)))
+            if link is not None:
+                keys.append(link.key)
+        return list(dict.fromkeys(keys))
+    ids = [fabric.resolve_node(n) for n in finding.node_ids]
+    if finding.kind in ("switch", "host", "nic", "gpu"):
+        return [lk.key for nid in ids for lk in fabric.node_links(nid)]
+    if len(ids) == 2:
+        a, b = ids
+        return [lk.key for lk in fabric.node_links(a) if {lk.key.a.node, lk.key.b.node} == {a, b}]
+    return []
+
+
+def _ratio_estimate(finding: Finding) -> tuple[float | None, float | None]:
+    """Median measured/expected ratio and median expected Gb/s in a finding's slow-test evidence."""
+    ratios: list[float] = []
+    expected: list[float] = []
+    for ev in finding.evidence_of(SlowPairsEvidence):
+        ratios.append(float(ev.median_ratio))
+        expected += [float(p.expected_gbps) for p in ev.slow_pairs if p.expected_gbps]
+    r = statistics.median(ratios) if ratios else None
+    e = statistics.median(expected) if expected else None
+    return r, e
+
+
+def link_effects(fabric: Fabric, findings: Iterable[Finding]) -> tuple[dict[LinkKey, LinkEffect], list[str]]:
+    """Per-link "now" capacity from the findings (rules in the module docstring), and unmapped finding ids."""
+    effects: dict[LinkKey, LinkEffect] = {}
+    unmapped: list[str] = []
+
+    def lower(key: LinkKey, cap: float, down: bool, rule: str, fid: str) -> None:
+        old = effects.get(key)
+        if old is None or cap < old.capacity_gbps or (down and not old.down):
+            effects[key] = LinkEffect(key, max(0.0, cap), down or (old.down if old else False), rule, fid)
+
+    for f in findings:
+        try:
+            keys = finding_links(fabric, f)
+        except TopologyError:
+            unmapped.append(f.id)
+            continue
+        if not keys:
+            if f.kind in ("link", "port") or (f.kind == "switch" and f.fault in _DOWN_FAULTS):
+                unmapped.append(f.id)
+            continue
+        if f.fault in _DOWN_FAULTS:
+            if f.kind == "gpu":
+                continue
+            for k in keys:
+                lower(k, 0.0, True, f"{f.kind} {f.fault}: routed around", f.id)
+            continue
+        if f.kind in ("switch", "host", "gpu"):
+            continue
+        for k in keys:
+            link = fabric.links[k]
+            if f.fault in _NO_CAPACITY_FAULTS:
+                lower(k, 0.0, False, f"{f.fault}: tests never finished", f.id)
+                continue
+            cap = link.capacity_gbps
+            rules = []
+            for ev in f.evidence_of(StateEvidence):
+                lanes = ev.lanes if f.fault == "width_degraded" else None
+                lane = ev.lane_gbps if f.fault == "speed_degraded" else None
+                if lanes:
+                    cap = min(cap, lanes * link.lane_gbps)
+                    rules.append(f"trained {lanes} lanes")
+                if lane:
+                    cap = min(cap, link.lanes * float(lane))
+                    rules.append(f"trained {lane:g} Gb/s lanes")
+            if f.fault not in _IGNORE_RATIO_FAULTS:
+                ratio, expected = _ratio_estimate(f)
+                if ratio is not None:
+                    base = min(link.nominal_gbps, expected) if expected else link.nominal_gbps
+                    cap = min(cap, max(0.0, ratio) * base)
+                    rules.append(f"measured ratio {ratio:.3g} x {base:.4g} Gb/s")
+            if cap < link.capacity_gbps or rules:
+                lower(k, cap, False, f"{f.fault}: " + ("; ".join(rules) or "as trained"), f.id)
+    return effects, unmapped
+
+
+def restated(fabric: Fabric, down: set[LinkKey] | None) -> Fabric:
+    """A copy of ``fabric`` sharing its nodes and tables, with exactly the ``down`` links down
+    (``None``: every link up, for the nominal state)."""
+    out = Fabric(name=fabric.name, source=fabric.source, nodes=fabric.nodes, lfts=fabric.lfts,
+                 port_lids=fabric.port_lids)
+    for key, lk in fabric.links.items():
+        out.add_link(key.a, key.b, lanes=lk.lanes, lane_gbps=lk.lane_gbps, max_lanes=lk.max_lanes,
+                     max_lane_gbps=lk.max_lane_gbps, state="down" if down and key in down else "up")
+    return out

@@ -1,0 +1,213 @@
+"""Typed evidence: one frozen dataclass per kind of fact behind a finding.
+
+Evidence says only what a tool said (a counter delta, a port state, link-down
+events, slow or corrupting bandwidth tests, GPU facts) or what inference
+counted over those facts (a switch whose links fail together). Each kind has
+``to_dict``/``from_dict``; in a report each item is ``{"type": KIND, ...fields}``
+and the JSON Schema has one shape per kind. Node names here are labels
+(untrusted text, escaped wherever shown).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from fabricdoc.errors import ParseError
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    return value
+
+
+class _Kind:
+    """Shared (de)serialisation; subclasses are frozen dataclasses with a ``kind``."""
+
+    kind: ClassVar[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": self.kind}
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+            out[f.name] = _plain(getattr(self, f.name))
+        return out
+
+    @classmethod
+    def _from(cls, data: dict[str, Any]) -> Any:
+        names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+        return cls(**{k: v for k, v in data.items() if k in names})  # type: ignore[call-arg]
+
+
+@dataclass(frozen=True)
+class CounterEvidence(_Kind):
+    """A canonical counter moved on one port: ``delta`` in canonical units over ``interval_s``.
+
+    ``raw`` names the vendor counters read; ``at_least`` when a register
+    saturated (the true change may be larger); ``reset`` when it went backwards.
+    ``per_second`` is None when the interval is unknown or zero.
+    """
+
+    kind: ClassVar[str] = "counter"
+    node: str
+    port: int
+    counter: str
+    delta: float
+    per_second: float | None
+    interval_s: float | None
+    raw: tuple[str, ...] = ()
+    at_least: bool = False
+    reset: bool = False
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> CounterEvidence:
+        return cls._from({**d, "raw": tuple(d.get("raw") or ())})
+
+
+@dataclass(frozen=True)
+class StateEvidence(_Kind):
+    """A port state as a tool reported it, with the width and speed it trained at and supports.
+
+    ``node``/``port`` are None for a link the fabric description itself shows
+    degraded. ``source`` names the tool (``iblinkinfo``, ``netlink``, ``sim``...).
+    """
+
+    kind: ClassVar[str] = "state"
+    node: str | None = None
+    port: int | None = None
+    state: str | None = None
+    phys_state: str | None = None
+    lanes: int | None = None
+    supported_lanes: int | None = None
+    lane_gbps: float | None = None
+    supported_lane_gbps: float | None = None
+    source: str | None = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> StateEvidence:
+        return cls._from(d)
+
+
+@dataclass(frozen=True)
+class FlapEvidence(_Kind):
+    """Link-down events seen on a cable: how many, when (epoch seconds), how often."""
+
+    kind: ClassVar[str] = "event"
+    flaps: int
+    first: float
+    last: float
+    per_minute: float | None = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> FlapEvidence:
+        return cls._from(d)
+
+
+@dataclass(frozen=True)
+class PairSample:
+    """One bandwidth test as evidence: its ends (label, port), status and figures."""
+
+    src: tuple[str, int]
+    dst: tuple[str, int]
+    status: str
+    busbw_gbps: float | None
+    expected_gbps: float | None
+    ratio: float | None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> PairSample:
+        return cls(tuple(d["src"]), tuple(d["dst"]), d["status"], d.get("busbw_gbps"),  # type: ignore[arg-type]
+                   d.get("expected_gbps"), d.get("ratio"))
+
+
+@dataclass(frozen=True)
+class SlowPairsEvidence(_Kind):
+    """Bandwidth tomography: of ``tests`` tests through this cable, ``slow`` were slow.
+
+    ``alternatives`` are cables that explain exactly the same slow tests (equally
+    likely suspects, each ``((node id, port), (node id, port))``), so a re-test can
+    tell them apart. ``slow_pairs`` holds up to 20 of the slow tests.
+    """
+
+    kind: ClassVar[str] = "pairs"
+    tests: int
+    slow: int
+    worst_ratio: float
+    median_ratio: float
+    equivalent_suspects: int = 1
+    alternatives: tuple[tuple[tuple[str, int], tuple[str, int]], ...] = ()
+    slow_pairs: tuple[PairSample, ...] = ()
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> SlowPairsEvidence:
+        alts = tuple((tuple(a), tuple(b)) for a, b in d.get("alternatives") or ())
+        pairs = tuple(PairSample.from_dict(p) for p in d.get("slow_pairs") or ())
+        return cls._from({**d, "alternatives": alts, "slow_pairs": pairs})
+
+
+@dataclass(frozen=True)
+class CorruptionEvidence(_Kind):
+    """Tests whose data check failed: ``pairs`` lists ``(src label, dst label, wrong elements)``."""
+
+    kind: ClassVar[str] = "corruption"
+    wrong_pairs: int
+    pairs: tuple[tuple[str, str, int], ...] = ()
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> CorruptionEvidence:
+        return cls._from({**d, "pairs": tuple(tuple(p) for p in d.get("pairs") or ())})
+
+
+@dataclass(frozen=True)
+class SwitchLinksEvidence(_Kind):
+    """Inference over a switch's cables: how many are bad, of how many, how many down."""
+
+    kind: ClassVar[str] = "switch_links"
+    links_bad: int
+    links_total: int
+    links_down: int
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> SwitchLinksEvidence:
+        return cls._from(d)
+
+
+@dataclass(frozen=True)
+class GpuEvidence(_Kind):
+    """What NVML reported about one GPU that a GPU rule judged a fault."""
+
+    kind: ClassVar[str] = "gpu"
+    uuid: str | None
+    problems: tuple[str, ...]
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> GpuEvidence:
+        return cls._from({**d, "problems": tuple(d.get("problems") or ())})
+
+
+Evidence = (
+    CounterEvidence | StateEvidence | FlapEvidence | SlowPairsEvidence | CorruptionEvidence
+    | SwitchLinksEvidence | GpuEvidence
+)
+EVIDENCE_KINDS: dict[str, Any] = {
+    cls.kind: cls
+    for cls in (CounterEvidence, StateEvidence, FlapEvidence, SlowPairsEvidence, CorruptionEvidence,
+                SwitchLinksEvidence, GpuEvidence)
+}
+
+
+def evidence_from_dict(data: dict[str, Any], source: str = "report") -> Evidence:
+    """One evidence item from its JSON form; an unknown kind or a bad field is a ParseError."""
+    kind = data.get("type")
+    cls = EVIDENCE_KINDS.get(kind)  # type: ignore[arg-type]
+    if cls is None:
+        raise ParseError(source, 0, repr(kind)[:80], "unknown evidence type")
+    try:
+        return cls.from_dict(data)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ParseError(source, 0, repr(data)[:120], f"bad {kind} evidence ({exc})") from None

@@ -1,0 +1,127 @@
+"""InfiniBand records shared by the parsers, the fabric builder and the sources.
+
+What ibnetdiscover and ibroute describe (nodes, cabled ports, a switch's LFT),
+the IBTA lane rates by name, and GUIDs in the one form fabricdoc keys on.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+from fabricdoc.model.records import PortRef
+
+
+@functools.lru_cache(maxsize=65536)
+def guid_id(text: str) -> str:
+    """A GUID in any form the tools print (``S-0002c9...``, ``0x2c9...``, ``2c9...``) as ``0x%016x``."""
+    t = text.strip()
+    if len(t) > 2 and t[1] == "-" and t[0] in "SHR":
+        t = t[2:]
+    return f"0x{int(t, 16):016x}"
+
+
+@dataclass(frozen=True)
+class IbPortRecord:
+    """One cabled port as ibnetdiscover prints it."""
+
+    port: int
+    remote_guid: str
+    remote_port: int
+    remote_description: str
+    lanes: int | None
+    lane_gbps: float | None
+    speed: str | None  # "HDR", "EDR"...
+    port_guid: str | None = None  # the CA port's own GUID (``[1](2c9...)``)
+    remote_port_guid: str | None = None
+    lid: int | None = None  # this port's LID (CA ports)
+    remote_lid: int | None = None
+
+
+@dataclass(frozen=True)
+class IbNodeRecord:
+    """One node record: ``Switch 36 "S-..." # "desc" ... lid 3`` or ``Ca 1 "H-..." # "desc"``."""
+
+    type: str  # "Switch", "Ca", "Rt"
+    guid: str
+    num_ports: int
+    description: str
+    lid: int | None
+    ports: tuple[IbPortRecord, ...]
+    line_no: int
+
+
+@dataclass(frozen=True)
+class IbTopology:
+    """Everything ibnetdiscover printed, node by node."""
+
+    nodes: tuple[IbNodeRecord, ...]
+
+    def node(self, guid: str) -> IbNodeRecord | None:
+        return next((n for n in self.nodes if n.guid == guid), None)
+
+    @functools.cached_property
+    def _lids(self) -> dict[int, PortRef]:
+        return self._build_lids()
+
+    @functools.cached_property
+    def _port_guids(self) -> dict[str, PortRef]:
+        return self._build_port_guids()
+
+    def lids(self) -> dict[int, PortRef]:
+        """LID -> the port that answers on it (a switch's port 0, a CA's port)."""
+        return self._lids
+
+    def port_guids(self) -> dict[str, PortRef]:
+        """Port GUID -> port; a switch's ports share the switch GUID (mapped to port 0)."""
+        return self._port_guids
+
+    def _build_lids(self) -> dict[int, PortRef]:
+        out: dict[int, PortRef] = {}
+        for n in self.nodes:
+            if n.type == "Switch":
+                if n.lid:
+                    out[n.lid] = PortRef(n.guid, 0)
+                continue
+            for p in n.ports:
+                if p.lid:
+                    out[p.lid] = PortRef(n.guid, p.port)
+        return out
+
+    def _build_port_guids(self) -> dict[str, PortRef]:
+        out: dict[str, PortRef] = {}
+        for n in self.nodes:
+            if n.type == "Switch":
+                out[n.guid] = PortRef(n.guid, 0)
+            for p in n.ports:
+                if p.port_guid:
+                    out[p.port_guid] = PortRef(n.guid, p.port)
+                if p.remote_port_guid:
+                    out.setdefault(p.remote_port_guid, PortRef(p.remote_guid, p.remote_port))
+        return out
+
+
+# IBTA lane rates (Gb/s per lane, signalling) by the names ibnetdiscover and ibsim use.
+IB_SPEEDS = {
+    "SDR": 2.5,
+    "DDR": 5.0,
+    "QDR": 10.0,
+    "FDR10": 10.3125,
+    "FDR": 14.0625,
+    "EDR": 25.78125,
+    "HDR": 53.125,
+    "NDR": 106.25,
+    "XDR": 212.5,
+}
+
+
+@dataclass(frozen=True)
+class IbRoute:
+    """A switch's linear forwarding table as ibroute dumped it."""
+
+    switch_guid: str
+    switch_lid: int
+    description: str
+    lft: dict[int, int]
+    destinations: dict[int, str]  # LID -> destination port GUID
+

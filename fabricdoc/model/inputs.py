@@ -1,0 +1,140 @@
+"""The one boundary for untrusted input files: bounded reads, strict UTF-8, safe YAML and JSON.
+
+Every file fabricdoc reads (fabric files, tool outputs, records, reports,
+rules, host lists, logs) comes through here, so a bad file always gives one
+error naming the file and the line: too big, not UTF-8, not JSON/YAML,
+nested too deeply, a YAML alias (the "billion laughs" expansion), or a
+non-finite number. Nothing here guesses: undecodable bytes are refused, not
+replaced.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from fabricdoc.errors import ConfigError, ParseError
+
+MAX_INPUT_BYTES = int(os.environ.get("FABRICDOC_MAX_INPUT_BYTES", str(1 << 30)))
+MAX_DEPTH = 64
+
+
+def decode(data: bytes, source: str) -> str:
+    """Bytes as UTF-8 text; invalid bytes are a ParseError naming the line and column."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        bad = data[exc.start : exc.start + 1].hex()
+        raise ParseError(source, line, "", f"not valid UTF-8 (byte 0x{bad} at column {col})") from None
+
+
+def read_bytes(path: str | os.PathLike[str], what: str = "input", max_bytes: int | None = None) -> bytes:
+    """The file's bytes, refusing a file larger than ``max_bytes`` (default :data:`MAX_INPUT_BYTES`)."""
+    limit = MAX_INPUT_BYTES if max_bytes is None else max_bytes
+    p = Path(path)
+    try:
+        with p.open("rb") as fh:
+            data = fh.read(limit + 1)
+    except IsADirectoryError:
+        raise ConfigError(f"{p}: cannot read {what}: it is a directory") from None
+    except OSError as exc:
+        raise ConfigError(f"{p}: cannot read {what}: {exc.strerror or exc}") from None
+    if len(data) > limit:
+        raise ConfigError(f"{p}: {what} is larger than {limit:,} bytes (FABRICDOC_MAX_INPUT_BYTES)")
+    return data
+
+
+def read_text(path: str | os.PathLike[str], what: str = "input", max_bytes: int | None = None) -> str:
+    """The file as UTF-8 text, through the size bound; one error naming file and line otherwise."""
+    return decode(read_bytes(path, what, max_bytes), str(path))
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"non-finite number {name}")
+
+
+def check_depth(value: Any, source: str, limit: int = MAX_DEPTH) -> Any:
+    """Refuse data nested deeper than ``limit`` (lists and mappings), without recursion."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth > limit:
+                raise ParseError(source, 0, "", f"nested more than {limit} levels deep")
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list))
+    return value
+
+
+def loads_json(text: str, source: str) -> Any:
+    """Strict JSON: no NaN or Infinity, bounded nesting, big integers refused with the line."""
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        line = text.splitlines()[exc.lineno - 1] if exc.lineno <= len(text.splitlines()) else ""
+        raise ParseError(source, exc.lineno, line, f"not valid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise ParseError(source, 0, "", f"nested more than {MAX_DEPTH} levels deep") from None
+    except ValueError as exc:  # a non-finite constant, or an integer beyond Python's digit limit
+        raise ParseError(source, 0, "", f"not valid JSON: {exc}") from None
+    return check_depth(value, source)
+
+
+def read_json(path: str | os.PathLike[str], what: str = "JSON file") -> Any:
+    return loads_json(read_text(path, what), str(path))
+
+
+def yaml_loader() -> Any:
+    """A SafeLoader class that refuses aliases and deep nesting (a YAML bomb is a ConfigError)."""
+    import yaml
+
+    class _Loader(yaml.SafeLoader):
+        depth = 0
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.AliasEvent):
+                event = self.peek_event()
+                raise yaml.composer.ComposerError(
+                    None, None, "aliases (*name) are not allowed in fabricdoc files", event.start_mark)
+            self.depth += 1
+            if self.depth > MAX_DEPTH:
+                raise yaml.composer.ComposerError(
+                    None, None, f"nested more than {MAX_DEPTH} levels deep", self.peek_event().start_mark)
+            try:
+                return super().compose_node(parent, index)
+            finally:
+                self.depth -= 1
+
+    return _Loader
+
+
+def compose_yaml(text: str, source: str) -> Any:
+    """The YAML node tree of ``text`` (line numbers kept), or None for an empty document."""
+    import yaml
+
+    try:
+        return yaml.compose(text, Loader=yaml_loader())
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{source}:{mark.line + 1}" if mark else source
+        raise ConfigError(f"{where}: invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{source}: nested more than {MAX_DEPTH} levels deep") from None
+
+
+def load_yaml(text: str, source: str) -> Any:
+    """Plain values from YAML text through the safe loader (no aliases, bounded nesting)."""
+    import yaml
+
+    try:
+        return yaml.load(text, Loader=yaml_loader())  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{source}:{mark.line + 1}" if mark else source
+        raise ConfigError(f"{where}: invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{source}: nested more than {MAX_DEPTH} levels deep") from None

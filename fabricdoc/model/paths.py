@@ -1,0 +1,67 @@
+"""Directed paths: which cables a test loads, in which direction, and what it should reach.
+
+A *channel* is one cable in one direction (``0``: from ``key.a`` to ``key.b``,
+``1``: the other way); links are full duplex, so two flows only contend when
+they share a channel. A one-way test loads its forward path; a bidirectional
+one (a two-rank all_reduce, every two-rank nccl-tests run) also the reverse.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from fabricdoc.model.records import LinkKey, PortRef
+from fabricdoc.model.topology import Fabric
+
+Channel = tuple[LinkKey, int]
+
+BIDIRECTIONAL_TESTS = frozenset({"all_reduce"})
+
+
+def is_bidirectional(test: str) -> bool:
+    """Whether a PairResult's test loads both directions: torch all_reduce, and every
+    two-rank nccl-tests run (``nccl-tests:*``: sendrecv_perf sends each rank to the other)."""
+    return test in BIDIRECTIONAL_TESTS or test.startswith("nccl-tests:")
+
+
+def directed(path: Iterable[LinkKey], start: str | PortRef) -> list[Channel]:
+    """The channels a packet leaving node ``start`` uses along ``path`` (the one path walk)."""
+    here = start.node if isinstance(start, PortRef) else start
+    out: list[Channel] = []
+    for key in path:
+        if key.a.node == here:
+            out.append((key, 0))
+            here = key.b.node
+        else:
+            out.append((key, 1))
+            here = key.a.node
+    return out
+
+
+def tested_links(fabric: Fabric, src: PortRef, dst: PortRef, bidirectional: bool = False) -> tuple[LinkKey, ...]:
+    """Cables one test loads: its forward path, plus the reverse path when bidirectional."""
+    fwd = fabric.path(src, dst)
+    if not bidirectional:
+        return fwd
+    seen = dict.fromkeys(fwd)
+    for key in fabric.path(dst, src):
+        seen.setdefault(key)
+    return tuple(seen)
+
+
+def test_channels(fabric: Fabric, src: PortRef, dst: PortRef, bidirectional: bool = False) -> list[Channel]:
+    """The channels a test occupies; two tests in a planned round must not share one."""
+    out = directed(fabric.path(src, dst), src)
+    if bidirectional:
+        out += directed(fabric.path(dst, src), dst)
+    return out
+
+
+def expected_gbps(fabric: Fabric, src: PortRef, dst: PortRef, bidirectional: bool = False) -> float | None:
+    """The one expected-bandwidth function: a test's bottleneck capacity (Gb/s) on today's routes.
+
+    What a healthy test alone on its path reaches at line rate; None when the
+    pair has no route. Protocol efficiency is applied by whoever compares.
+    """
+    caps = [fabric.links[k].capacity_gbps for k in tested_links(fabric, src, dst, bidirectional)]
+    return min(caps) if caps else None

@@ -1,0 +1,249 @@
+"""Plain records passed between stages: what probes produce and what analysis returns.
+
+Identity follows the fabric: a node is its id (the GUID for InfiniBand, the
+hostname for Ethernet and simulated fabrics) and a port its number; a human
+description is a label, never a key. Missing values are ``None``, never 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Literal, NamedTuple
+
+NodeKind = Literal["host", "switch"]
+
+
+class ProbeStatus(StrEnum):
+    """How one probe run went: what a report says it could not see, and why."""
+
+    OK = "ok"
+    ERROR = "error"  # ran and failed, or gave output we could not read
+    TIMEOUT = "timeout"  # killed at its deadline
+    UNSUPPORTED = "unsupported"  # the tool, driver or device is not there
+    SKIPPED = "skipped"  # not run on purpose (not applicable)
+    WARNING = "warning"  # ran and gave usable output, with warnings worth reading
+
+
+class PortRef(NamedTuple):
+    """One port of one node: ``node`` is the node id, ``port`` its 1-based number.
+
+    A NamedTuple rather than a dataclass: routing and localization hash millions
+    of these, and tuple hashing runs in C.
+    """
+
+    node: str
+    port: int
+
+    def __str__(self) -> str:
+        return f"{self.node}[{self.port}]"
+
+
+class LinkKey(NamedTuple):
+    """Canonical, order-free identity of a cable: the two ports sorted."""
+
+    a: PortRef
+    b: PortRef
+
+    @staticmethod
+    def of(x: PortRef, y: PortRef) -> LinkKey:
+        return LinkKey(x, y) if x <= y else LinkKey(y, x)
+
+    def other(self, end: PortRef) -> PortRef:
+        return self.b if end == self.a else self.a
+
+    def __str__(self) -> str:
+        return f"{self.a}--{self.b}"
+
+
+@dataclass
+class Node:
+    """A host (HCA/NIC owner) or a switch.
+
+    ``label`` is the fabric's description (ibnetdiscover's quoted name, the
+    hostname): untrusted text. ``attrs`` holds generator facts such as
+    ``level``, ``rail``, ``unit`` or ``pod`` used by routing and the TUI.
+    """
+
+    id: str
+    kind: NodeKind
+    label: str
+    num_ports: int
+    guid: str | None = None
+    lid: int | None = None
+    attrs: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Link:
+    """A cable between two ports with its trained and supported width and speed.
+
+    ``lanes`` and ``lane_gbps`` are what the link trained at (e.g. 4 x 25.78 for
+    4X EDR); ``max_lanes`` / ``max_lane_gbps`` what both ends support, so a link
+    trained below that is visible as degraded.
+    """
+
+    key: LinkKey
+    lanes: int = 4
+    lane_gbps: float = 25.0
+    max_lanes: int | None = None
+    max_lane_gbps: float | None = None
+    state: Literal["up", "down"] = "up"
+
+    @property
+    def capacity_gbps(self) -> float:
+        return 0.0 if self.state == "down" else self.lanes * self.lane_gbps
+
+    @property
+    def nominal_gbps(self) -> float:
+        lanes = self.max_lanes or self.lanes
+        lane = self.max_lane_gbps or self.lane_gbps
+        return lanes * lane
+
+
+@dataclass(frozen=True)
+class PortCounters:
+    """One sample of one port's counters, with the vendor's names as keys.
+
+    ``values`` maps real names (``SymbolErrorCounter``, ``PortXmitData``,
+    ``rx_prio3_pause``, ``np_ecn_marked_roce_packets``) to raw integers, or
+    ``None`` when the device does not report that counter. ``width_bits``
+    gives a counter's register width when it is not the IBTA default for its name.
+    ``timestamp`` is seconds since the epoch when the sample was taken.
+    """
+
+    node: str
+    port: int
+    timestamp: float
+    values: dict[str, int | None]
+    source: str = "perfquery"
+    width_bits: dict[str, int] = field(default_factory=dict)
+    ifname: str | None = None  # Ethernet: the interface these counters came from
+
+    @property
+    def ref(self) -> PortRef:
+        return PortRef(self.node, self.port)
+
+
+@dataclass(frozen=True)
+class PortState:
+    """Link state of one port as a tool reports it (iblinkinfo, sysfs, netlink)."""
+
+    node: str
+    port: int
+    state: str  # "Active", "Down", "Polling", "Init", "Armed", or Ethernet "up"/"down"
+    phys_state: str | None = None  # "LinkUp", "Polling", "Disabled"...
+    lanes: int | None = None
+    lane_gbps: float | None = None
+    max_lanes: int | None = None
+    max_lane_gbps: float | None = None
+    peer: PortRef | None = None
+    source: str = "iblinkinfo"
+    ifname: str | None = None
+
+    @property
+    def ref(self) -> PortRef:
+        return PortRef(self.node, self.port)
+
+
+@dataclass(frozen=True)
+class LinkEvent:
+    """A link state transition seen at one port, at ``timestamp`` (epoch seconds)."""
+
+    node: str
+    port: int
+    timestamp: float
+    state: Literal["up", "down"]
+    source: str = "netlink"
+    ifname: str | None = None
+
+    @property
+    def ref(self) -> PortRef:
+        return PortRef(self.node, self.port)
+
+
+@dataclass(frozen=True)
+class PairResult:
+    """One bandwidth test between two ports (host NICs).
+
+    ``status``: ``ok`` measured; ``hung`` killed at its timeout (itself evidence);
+    ``wrong`` the data check failed (corruption, a different fault from slowness);
+    ``error`` could not run. ``busbw_gbps`` follows the nccl-tests definition.
+    """
+
+    src: PortRef
+    dst: PortRef
+    status: Literal["ok", "hung", "wrong", "error"]
+    busbw_gbps: float | None
+    expected_gbps: float | None = None
+    algbw_gbps: float | None = None
+    size_bytes: int | None = None
+    wrong: int = 0
+    duration_s: float | None = None
+    round: int = 0
+    test: str = "sendrecv"
+    error: str | None = None
+
+    @property
+    def ratio(self) -> float | None:
+        """Measured over expected bandwidth, when both are known."""
+        if self.busbw_gbps is None or not self.expected_gbps:
+            return None
+        return self.busbw_gbps / self.expected_gbps
+
+
+@dataclass(frozen=True)
+class ProbeRun:
+    """Health of one probe run, so a report says what it could not see."""
+
+    probe: str
+    target: str
+    status: ProbeStatus
+    duration_s: float
+    error: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "status", ProbeStatus(self.status))
+
+
+@dataclass(frozen=True)
+class GpuHealth:
+    """Health facts for one GPU (NVML); ``None`` fields were not available."""
+
+    host: str
+    index: int
+    uuid: str | None
+    status: ProbeStatus
+    values: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+
+
+@dataclass
+class Observations:
+    """Everything the probes (or the simulator) collected for one sweep.
+
+    ``before``/``after`` are two counter samples of the same ports (``before``
+    may come from a saved baseline); ``interval_s`` is the time between them.
+    """
+
+    before: list[PortCounters] = field(default_factory=list)
+    after: list[PortCounters] = field(default_factory=list)
+    states: list[PortState] = field(default_factory=list)
+    events: list[LinkEvent] = field(default_factory=list)
+    pairs: list[PairResult] = field(default_factory=list)
+    probes: list[ProbeRun] = field(default_factory=list)
+    gpus: list[GpuHealth] = field(default_factory=list)
+    interval_s: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def merged(cls, parts: list[Observations]) -> Observations:
+        """One Observations from several: records appended in order, the longest interval kept."""
+        out = cls()
+        for part in parts:
+            for name in ("before", "after", "states", "events", "pairs", "probes", "gpus"):
+                getattr(out, name).extend(getattr(part, name))
+            if part.interval_s is not None:
+                out.interval_s = max(out.interval_s or 0.0, part.interval_s)
+            out.extra.update(part.extra)
+        return out

@@ -1,0 +1,403 @@
+"""The fabric graph and its routing.
+
+A :class:`Fabric` holds hosts, switches and the cables between their ports in a
+networkx multigraph (two switches may share several cables). Routing gives the
+deterministic path of every (source port, destination port) pair: from the
+switches' linear forwarding tables when the fabric told us them (OpenSM's
+LFTs), else a D-mod-K style up/down fat-tree routing. Ethernet ECMP path sets
+come from :meth:`Fabric.ecmp_paths`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import networkx as nx
+
+from fabricdoc.errors import TopologyError
+from fabricdoc.model.records import Link, LinkKey, Node, PortRef
+
+
+@dataclass
+class Fabric:
+    """Hosts, switches and links, plus optional forwarding tables.
+
+    ``lfts`` maps a switch id to ``{destination LID: output port}`` as read
+    from the switch (ibroute); when present it decides every path.
+    """
+
+    name: str
+    source: str = "memory"
+    nodes: dict[str, Node] = field(default_factory=dict)
+    links: dict[LinkKey, Link] = field(default_factory=dict)
+    lfts: dict[str, dict[int, int]] = field(default_factory=dict)
+    port_lids: dict[PortRef, int] = field(default_factory=dict)
+    _port_link: dict[PortRef, LinkKey] = field(default_factory=dict, repr=False)
+    _route_cache: dict[tuple[PortRef, PortRef], tuple[LinkKey, ...]] = field(
+        default_factory=dict, repr=False
+    )
+    _updown: _UpDown | None = field(default=None, repr=False)
+    _levels: dict[str, int] | None = field(default=None, repr=False)
+
+    # -- building ---------------------------------------------------------
+    def add_node(self, node: Node) -> Node:
+        if node.id in self.nodes:
+            raise TopologyError(f"duplicate node {node.id!r}")
+        self.nodes[node.id] = node
+        return node
+
+    def add_link(
+        self,
+        a: PortRef,
+        b: PortRef,
+        *,
+        lanes: int = 4,
+        lane_gbps: float = 100.0,
+        max_lanes: int | None = None,
+        max_lane_gbps: float | None = None,
+        state: str = "up",
+    ) -> Link:
+        for end in (a, b):
+            node = self.nodes.get(end.node)
+            if node is None:
+                raise TopologyError(f"link {a}--{b}: unknown node {end.node!r}")
+            if not 1 <= end.port <= node.num_ports:
+                raise TopologyError(
+                    f"link {a}--{b}: node {end.node!r} has no port {end.port} "
+                    f"(it has {node.num_ports})"
+                )
+            if end in self._port_link:
+                raise TopologyError(f"link {a}--{b}: port {end} is already cabled")
+        if a == b:
+            raise TopologyError(f"link {a}--{b} loops back to itself")
+        key = LinkKey.of(a, b)
+        link = Link(
+            key=key,
+            lanes=lanes,
+            lane_gbps=lane_gbps,
+            max_lanes=max_lanes if max_lanes is not None else lanes,
+            max_lane_gbps=max_lane_gbps if max_lane_gbps is not None else lane_gbps,
+            state=state,  # type: ignore[arg-type]
+        )
+        self.links[key] = link
+        self._port_link[a] = key
+        self._port_link[b] = key
+        self._invalidate()
+        return link
+
+    def _invalidate(self) -> None:
+        self._route_cache.clear()
+        self._updown = None
+        self._levels = None
+
+    # -- queries ----------------------------------------------------------
+    def hosts(self) -> list[Node]:
+        return [n for n in self.nodes.values() if n.kind == "host"]
+
+    def switches(self) -> list[Node]:
+        return [n for n in self.nodes.values() if n.kind == "switch"]
+
+    def link_at(self, port: PortRef) -> Link | None:
+        key = self._port_link.get(port)
+        return self.links.get(key) if key else None
+
+    def peer(self, port: PortRef) -> PortRef | None:
+        key = self._port_link.get(port)
+        return key.other(port) if key else None
+
+    def host_ports(self, host: str | None = None) -> list[PortRef]:
+        """Cabled ports of one host, or of every host, in a stable order."""
+        names = [host] if host else sorted(n.id for n in self.hosts())
+        out: list[PortRef] = []
+        for name in names:
+            node = self.nodes[name]
+            out.extend(
+                PortRef(name, p)
+                for p in range(1, node.num_ports + 1)
+                if PortRef(name, p) in self._port_link
+            )
+        return out
+
+    def node_links(self, node_id: str) -> list[Link]:
+        node = self.nodes[node_id]
+        out = []
+        for p in range(1, node.num_ports + 1):
+            link = self.link_at(PortRef(node_id, p))
+            if link is not None:
+                out.append(link)
+        return out
+
+    def label(self, node_id: str) -> str:
+        node = self.nodes.get(node_id)
+        return node.label if node else node_id
+
+    def resolve_port(self, text_node: str, port: int) -> PortRef:
+        """Find a port by node id, label or GUID; raise TopologyError if unknown."""
+        node_id = self.resolve_node(text_node)
+        if not 1 <= port <= self.nodes[node_id].num_ports:
+            raise TopologyError(f"node {text_node!r} has no port {port}")
+        return PortRef(node_id, port)
+
+    def resolve_node(self, text: str) -> str:
+        if text in self.nodes:
+            return text
+        for node in self.nodes.values():
+            if text in (node.label, node.guid):
+                return node.id
+        raise TopologyError(f"unknown node {text!r}")
+
+    def levels(self) -> dict[str, int]:
+        """Every node's hop distance from the nearest host over the cabling (hosts 0, leaves 1...).
+
+        Levels are structural: a cable that is down still says where a switch sits.
+        A switch no host reaches gets level 1.
+        """
+        if self._levels is None:
+            g = nx.Graph()
+            g.add_nodes_from(self.nodes)
+            g.add_edges_from((k.a.node, k.b.node) for k in self.links)
+            source = object()  # one virtual source joined to every host: multi-source BFS
+            g.add_edges_from((source, h.id) for h in self.hosts())
+            dist = nx.single_source_shortest_path_length(g, source)
+            levels = {n: d - 1 for n, d in dist.items() if n is not source}
+            for sw in self.switches():
+                levels.setdefault(sw.id, 1)
+            self._levels = levels
+        return self._levels
+
+    @property
+    def graph(self) -> nx.MultiGraph:
+        """The fabric as a networkx multigraph; edge keys are :class:`LinkKey`."""
+        g = nx.MultiGraph(name=self.name)
+        for node in self.nodes.values():
+            g.add_node(node.id, kind=node.kind, label=node.label, **node.attrs)
+        for key, link in self.links.items():
+            g.add_edge(key.a.node, key.b.node, key=key, link=link)
+        return g
+
+    # -- routing ----------------------------------------------------------
+    def path(self, src: PortRef, dst: PortRef) -> tuple[LinkKey, ...]:
+        """Links a packet from host port ``src`` to host port ``dst`` crosses, in order."""
+        cached = self._route_cache.get((src, dst))
+        if cached is not None:
+            return cached
+        if src == dst:
+            route: tuple[LinkKey, ...] = ()
+        elif self.lfts:
+            route = self._lft_path(src, dst)
+        else:
+            route = self._updown_routes().path(src, dst)
+        self._route_cache[(src, dst)] = route
+        return route
+
+    def _lft_path(self, src: PortRef, dst: PortRef) -> tuple[LinkKey, ...]:
+        lid = self.port_lids.get(dst)
+        if lid is None:
+            raise TopologyError(f"no LID known for destination port {dst}")
+        hops: list[LinkKey] = []
+        here = src
+        for _ in range(64):
+            key = self._port_link.get(here)
+            if key is None:
+                raise TopologyError(f"route {src} -> {dst}: port {here} is not cabled")
+            hops.append(key)
+            arrived = key.other(here)
+            if arrived == dst:
+                return tuple(hops)
+            node = self.nodes[arrived.node]
+            if node.kind != "switch":
+                raise TopologyError(f"route {src} -> {dst} ended at host port {arrived}")
+            table = self.lfts.get(node.id)
+            if table is None or lid not in table:
+                raise TopologyError(
+                    f"route {src} -> {dst}: switch {node.label!r} has no LFT entry for LID {lid}"
+                )
+            here = PortRef(node.id, table[lid])
+        raise TopologyError(f"route {src} -> {dst}: loop in forwarding tables")
+
+    def _updown_routes(self) -> _UpDown:
+        if self._updown is None:
+            self._updown = _UpDown(self)
+        return self._updown
+
+    def ecmp_paths(self, src: PortRef, dst: PortRef, limit: int = 64) -> list[tuple[LinkKey, ...]]:
+        """All shortest up/down paths (Ethernet ECMP), at most ``limit`` of them."""
+        return self._updown_routes().all_paths(src, dst, limit)
+
+    def copy(self) -> Fabric:
+        """A copy whose links can change state or width; nodes and cabling are shared."""
+        import copy
+
+        return Fabric(
+            name=self.name, source=self.source, nodes=self.nodes,
+            links={k: copy.copy(v) for k, v in self.links.items()},
+            lfts=self.lfts, port_lids=self.port_lids, _port_link=self._port_link,
+        )
+
+    def with_all_links_up(self) -> Fabric:
+        """A copy whose down links are up again: the routes the fabric had before they failed."""
+        up = self.copy()
+        up.lfts = {}
+        for link in up.links.values():
+            link.state = "up"
+        return up
+
+    def summary(self) -> dict[str, int]:
+        return {
+            "hosts": len(self.hosts()),
+            "switches": len(self.switches()),
+            "links": len(self.links),
+        }
+
+
+class _UpDown:
+    """Up/down routing over switch levels, D-mod-K style.
+
+    A switch's level is its distance from the nearest host port (leaf = 1).
+    A packet climbs until it reaches a switch with the destination's leaf
+    below it, choosing among the up ports that still reach that leaf by the
+    destination index, so destinations spread evenly across spines, then
+    descends the same way. Tables are built once per fabric state.
+    """
+
+    def __init__(self, fabric: Fabric) -> None:
+        self.f = fabric
+        self.level: dict[str, int] = fabric.levels()
+        self.dst_index = {p: i for i, p in enumerate(fabric.host_ports())}
+        # hop[port] = (cable, the port at its far end), for every cabled port of a live link.
+        self.hop: dict[PortRef, tuple[LinkKey, PortRef]] = {}
+        for key, link in fabric.links.items():
+            if link.state != "down":
+                self.hop[key.a] = (key, key.b)
+                self.hop[key.b] = (key, key.a)
+        self.up: dict[str, list[PortRef]] = {}
+        self.down: dict[str, list[PortRef]] = {}
+        for sw in fabric.switches():
+            ups, downs = [], []
+            mine = self.level[sw.id]
+            for p in range(1, sw.num_ports + 1):
+                here = PortRef(sw.id, p)
+                far = self.hop.get(here)
+                if far is None:
+                    continue
+                peer_level = self.level.get(far[1].node, 0)
+                if peer_level > mine:
+                    ups.append(here)
+                elif peer_level < mine:
+                    downs.append(here)
+            self.up[sw.id] = ups
+            self.down[sw.id] = downs
+        by_level = sorted(fabric.switches(), key=lambda n: self.level[n.id])
+        self.below: dict[str, frozenset[str]] = {}
+        self.down_to: dict[str, dict[str, list[PortRef]]] = {}
+        for sw in by_level:
+            leaves: set[str] = set()
+            table: dict[str, list[PortRef]] = {}
+            for port in self.down[sw.id]:
+                peer = self.hop[port][1].node
+                if self.level.get(peer, 0) == 0:
+                    leaves.add(sw.id)
+                    continue
+                for leaf in self.below.get(peer, ()):
+                    table.setdefault(leaf, []).append(port)
+            leaves.update(table)
+            self.below[sw.id] = frozenset(leaves)
+            self.down_to[sw.id] = table
+        # Leaves a switch reaches by going up then down: an up port is only taken
+        # when the switch above still reaches the destination.
+        self.reach: dict[str, frozenset[str]] = {}
+        self.up_common: dict[str, frozenset[str]] = {}
+        interned: dict[frozenset[str], frozenset[str]] = {}  # equal sets share one object
+        for sw in reversed(by_level):
+            aboves = {}
+            for port in self.up[sw.id]:
+                above = self.reach.get(self.hop[port][1].node, frozenset())
+                aboves[id(above)] = above
+            leaves = set(self.below[sw.id])
+            for above in aboves.values():
+                leaves |= above
+            common = frozenset.intersection(*aboves.values()) if aboves else frozenset()
+            reach = frozenset(leaves)
+            self.reach[sw.id] = interned.setdefault(reach, reach)
+            self.up_common[sw.id] = interned.setdefault(common, common)
+        self._up_to: dict[tuple[str, str], list[PortRef]] = {}
+
+    def _leaf_of(self, port: PortRef) -> str:
+        far = self.hop.get(port)
+        if far is None:
+            raise TopologyError(f"host port {port} is not cabled (or its link is down)")
+        return far[1].node
+
+    def _ups_toward(self, here: str, dst_leaf: str) -> list[PortRef]:
+        if dst_leaf in self.up_common[here]:
+            return self.up[here]
+        key = (here, dst_leaf)
+        found = self._up_to.get(key)
+        if found is None:
+            found = [p for p in self.up[here] if dst_leaf in self.reach.get(self.hop[p][1].node, ())]
+            self._up_to[key] = found
+        return found
+
+    def path(self, src: PortRef, dst: PortRef) -> tuple[LinkKey, ...]:
+        if dst not in self.dst_index:
+            raise TopologyError(f"{dst} is not a cabled host port")
+        d = self.dst_index[dst]
+        dst_leaf = self._leaf_of(dst)
+        first = self.hop.get(src)
+        if first is None:
+            raise TopologyError(f"host port {src} is not cabled (or its link is down)")
+        hops = [first[0]]
+        here = first[1].node
+        divisor = 1
+        for _ in range(16):
+            if dst_leaf in self.below[here]:
+                break
+            ups = self._ups_toward(here, dst_leaf)
+            if not ups:
+                raise TopologyError(f"no up route from {here!r} toward {dst}")
+            key, far = self.hop[ups[(d // divisor) % len(ups)]]
+            divisor *= len(ups)
+            hops.append(key)
+            here = far.node
+        else:
+            raise TopologyError(f"no route {src} -> {dst}")
+        while here != dst_leaf:
+            cands = self.down_to[here].get(dst_leaf)
+            if not cands:
+                raise TopologyError(f"no down route from {here!r} toward {dst}")
+            key, far = self.hop[cands[(d // divisor) % len(cands)]]
+            divisor *= len(cands)
+            hops.append(key)
+            here = far.node
+        hops.append(self.hop[dst][0])
+        return tuple(hops)
+
+    def all_paths(self, src: PortRef, dst: PortRef, limit: int) -> list[tuple[LinkKey, ...]]:
+        dst_leaf = self._leaf_of(dst)
+        src_leaf = self._leaf_of(src)
+        first = self.hop[src][0]
+        last = self.hop[dst][0]
+        out: list[tuple[LinkKey, ...]] = []
+
+        def down(node: str, acc: list[LinkKey]) -> None:
+            if len(out) >= limit:
+                return
+            if node == dst_leaf:
+                out.append((first, *acc, last))
+                return
+            for p in self.down_to[node].get(dst_leaf, ()):
+                key, far = self.hop[p]
+                down(far.node, [*acc, key])
+
+        def up(node: str, acc: list[LinkKey]) -> None:
+            if len(out) >= limit:
+                return
+            if dst_leaf in self.below[node]:
+                down(node, acc)
+                return
+            for p in self._ups_toward(node, dst_leaf):
+                key, far = self.hop[p]
+                up(far.node, [*acc, key])
+
+        up(src_leaf, [])
+        return out

@@ -1,0 +1,344 @@
+"""The sweep history: every sweep's counters, link events, findings and drains in one SQLite file.
+
+Raw counter values are kept under their vendor names (as probes read them) so
+rates over days reuse :mod:`fabricdoc.model.counters` semantics (saturation, wrap,
+reset). Queries return pandas DataFrames: counter rates between sweeps, flaps
+per port per ISO week, and per-component and per-kind failure rates for the
+impact and job-cost models. Appending the same report twice is a no-op.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from fabricdoc.errors import FabricdocError
+from fabricdoc.impact.failure_rate import Snapshot, host_failure_rate
+from fabricdoc.model.counters import deltas
+from fabricdoc.model.findings import Finding
+from fabricdoc.model.records import LinkEvent, PortCounters
+from fabricdoc.model.severity import rank as severity_rank
+from fabricdoc.model.times import epoch
+from fabricdoc.report.report import Report
+
+SCHEMA_VERSION = "1"
+
+_DDL = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS sweeps (
+    id INTEGER PRIMARY KEY, at REAL NOT NULL, generated_at TEXT NOT NULL, fabric TEXT NOT NULL,
+    source TEXT, verdict TEXT NOT NULL, hosts INTEGER, switches INTEGER, links INTEGER,
+    UNIQUE (fabric, generated_at));
+CREATE TABLE IF NOT EXISTS counters (
+    sweep_id INTEGER NOT NULL REFERENCES sweeps(id), node TEXT NOT NULL, port INTEGER NOT NULL,
+    ifname TEXT, label TEXT, guid TEXT, peer TEXT, timestamp REAL NOT NULL, name TEXT NOT NULL, value INTEGER,
+    width_bits INTEGER, source TEXT);
+CREATE INDEX IF NOT EXISTS counters_port ON counters (node, port, timestamp);
+CREATE TABLE IF NOT EXISTS events (
+    sweep_id INTEGER NOT NULL REFERENCES sweeps(id), node TEXT NOT NULL, port INTEGER NOT NULL,
+    ifname TEXT, timestamp REAL NOT NULL, state TEXT NOT NULL, source TEXT);
+CREATE TABLE IF NOT EXISTS findings (
+    sweep_id INTEGER NOT NULL REFERENCES sweeps(id), finding_id TEXT NOT NULL, kind TEXT NOT NULL,
+    component TEXT NOT NULL, name TEXT NOT NULL, fault TEXT NOT NULL, severity TEXT NOT NULL,
+    confidence REAL NOT NULL, node_ids TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS drains (
+    sweep_id INTEGER NOT NULL REFERENCES sweeps(id), node TEXT NOT NULL, reason TEXT NOT NULL);
+"""
+
+
+def default_path() -> Path:
+    """``$FABRICDOC_HISTORY``, else ``$XDG_DATA_HOME/fabricdoc/history.sqlite`` (``~/.local/share``)."""
+    env = os.environ.get("FABRICDOC_HISTORY")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "fabricdoc" / "history.sqlite"
+
+
+def component_key(f: Finding) -> str:
+    """A finding's component, stable across sweeps: a link by its two sorted ends, else kind and node ids."""
+    if f.kind == "link" and f.endpoints and len(f.endpoints) == 2:
+        ends = sorted(f"{n}[{p}]" for n, p in f.endpoints)
+        return f"link:{ends[0]}--{ends[1]}"
+    ids = ",".join(sorted(f.node_ids)) or f.name
+    if f.kind == "port" and f.endpoints:
+        ids += "".join(f"[{p}]" for _, p in f.endpoints[:1])
+    return f"{f.kind}:{ids}"
+
+
+class History:
+    """An open history store. Use as a context manager, or call :meth:`close`."""
+
+    def __init__(self, path: str | Path | None = None, create: bool = True) -> None:
+        self.path = Path(path) if path is not None else default_path()
+        if not create and not self.path.is_file():
+            raise FabricdocError(f"{self.path}: no history store there (a sweep with --history writes one)")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.db = sqlite3.connect(self.path, timeout=10.0)
+            self.db.executescript(_DDL)
+            row = self.db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise FabricdocError(f"{self.path}: not a fabricdoc history database: {exc}") from None
+        if row is None:
+            self.db.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+            self.db.commit()
+        elif row[0] != SCHEMA_VERSION:
+            raise FabricdocError(f"{self.path}: history schema {row[0]}, this fabricdoc reads {SCHEMA_VERSION}")
+
+    def __enter__(self) -> History:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- writing ---------------------------------------------------------------
+    def append(
+        self,
+        report: Report,
+        counters: Iterable[PortCounters] = (),
+        events: Iterable[LinkEvent] = (),
+    ) -> int:
+        """Store one sweep; returns its id. The same report (fabric, generated_at) is stored once."""
+        fab = report.fabric
+        name = str(fab.get("name", ""))
+        found = self.db.execute(
+            "SELECT id FROM sweeps WHERE fabric=? AND generated_at=?", (name, report.generated_at)
+        ).fetchone()
+        if found:
+            return int(found[0])
+        labels, guids, peers = _port_facts(report)
+        with self.db:
+            cur = self.db.execute(
+                "INSERT INTO sweeps (at, generated_at, fabric, source, verdict, hosts, switches, links) VALUES (?,?,?,?,?,?,?,?)",
+                (epoch(report.generated_at, "report time"), report.generated_at, name, fab.get("source"), report.verdict,
+                 fab.get("hosts"), fab.get("switches"), fab.get("links")),
+            )
+            sid = int(cur.lastrowid)
+            self.db.executemany(
+                "INSERT INTO counters VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                [
+                    (sid, c.node, c.port, c.ifname, labels.get(c.node, c.node), guids.get(c.node), peers.get((c.node, c.port)), c.timestamp,
+                     k, v, c.width_bits.get(k), c.source)
+                    for c in counters
+                    for k, v in c.values.items()
+                ],
+            )
+            self.db.executemany(
+                "INSERT INTO events VALUES (?,?,?,?,?,?,?)",
+                [(sid, e.node, e.port, e.ifname, e.timestamp, e.state, e.source) for e in events],
+            )
+            self.db.executemany(
+                "INSERT INTO findings VALUES (?,?,?,?,?,?,?,?,?)",
+                [
+                    (sid, f.id, f.kind, component_key(f), f.name, f.fault, f.severity, f.confidence, json.dumps(f.node_ids))
+                    for f in report.findings
+                ],
+            )
+            self.db.executemany("INSERT INTO drains VALUES (?,?,?)", [(sid, d.node, d.reason) for d in report.drain])
+        return sid
+
+    # -- reading -----------------------------------------------------------------
+    def sweeps(self) -> pd.DataFrame:
+        """One row per sweep, oldest first: id, at (epoch s), generated_at, fabric, verdict, hosts, switches, links."""
+        return pd.read_sql_query("SELECT * FROM sweeps ORDER BY at, id", self.db)
+
+    def _samples(
+        self, since: float | None, node: str | None, latest_n: int | None = None
+    ) -> list[tuple[dict[str, Any], PortCounters]]:
+        cols = "node, port, ifname, label, guid, peer, timestamp, name, value, width_bits, source"
+        q = f"SELECT {cols} FROM counters"
+        cond: list[str] = []
+        args: list[Any] = []
+        if latest_n is not None:
+            # Only each port's newest samples, so a scrape does not read months of history.
+            q = (
+                "WITH ts AS (SELECT DISTINCT node, port, ifname, timestamp FROM counters), "
+                "ranked AS (SELECT node, port, ifname, timestamp, ROW_NUMBER() OVER "
+                "(PARTITION BY node, port, ifname ORDER BY timestamp DESC) AS rn FROM ts) "
+                f"SELECT {', '.join('c.' + c.strip() for c in cols.split(','))} FROM counters c JOIN ranked r "
+                "ON c.node = r.node AND c.port = r.port AND c.ifname IS r.ifname AND c.timestamp = r.timestamp"
+            )
+            cond.append("r.rn <= ?")
+            args.append(latest_n)
+        if since is not None:
+            cond.append("c.timestamp >= ?" if latest_n else "timestamp >= ?")
+            args.append(since)
+        if node is not None:
+            cond.append("c.node = ?" if latest_n else "node = ?")
+            args.append(node)
+        if cond:
+            q += " WHERE " + " AND ".join(cond)
+        q += " ORDER BY 1, 2, 3, 7"
+        groups: dict[tuple, dict[str, Any]] = {}
+        for nd, port, ifname, label, guid, peer, ts, name, value, width, source in self.db.execute(q, args):
+            g = groups.setdefault(
+                (nd, port, ifname, ts),
+                {"label": label, "guid": guid, "peer": peer, "values": {}, "widths": {}, "source": source},
+            )
+            g["values"][name] = value
+            if width:
+                g["widths"][name] = width
+        out = []
+        for (nd, port, ifname, ts), g in groups.items():
+            pc = PortCounters(nd, port, ts, g["values"], source=g["source"] or "history", width_bits=g["widths"], ifname=ifname)
+            out.append(({"label": g["label"], "guid": g["guid"], "peer": g["peer"]}, pc))
+        return out
+
+    def counter_rates(
+        self, since: float | None = None, node: str | None = None, counter: str | None = None, *, _latest_n: int | None = None
+    ) -> pd.DataFrame:
+        """Canonical counter deltas and rates between consecutive samples of each port.
+
+        Columns: node, port, ifname, label, guid, peer, counter, t0, t1, interval_s,
+        delta (canonical units), per_second, at_least, reset.
+        """
+        rows = []
+        prev: dict[tuple, PortCounters] = {}
+        for facts, pc in self._samples(since, node, _latest_n):
+            key = (pc.node, pc.port, pc.ifname)
+            before = prev.get(key)
+            prev[key] = pc
+            if before is None or pc.timestamp <= before.timestamp:
+                continue
+            for d in deltas([before], [pc]):
+                if counter is not None and d.name != counter:
+                    continue
+                rows.append(
+                    {"node": pc.node, "port": pc.port, "ifname": pc.ifname, "label": facts["label"],
+                     "guid": facts["guid"], "peer": facts["peer"],
+                     "counter": d.name, "t0": before.timestamp, "t1": pc.timestamp, "interval_s": d.interval_s,
+                     "delta": d.value, "per_second": d.per_second, "at_least": d.at_least, "reset": d.reset}
+                )
+        cols = ["node", "port", "ifname", "label", "guid", "peer", "counter", "t0", "t1", "interval_s", "delta", "per_second", "at_least", "reset"]
+        return pd.DataFrame(rows, columns=cols)
+
+    def latest_counters(self) -> tuple[list[tuple[dict[str, Any], PortCounters]], pd.DataFrame]:
+        """The newest sample of every port (with guid and peer) and each port's latest rates."""
+        latest: dict[tuple, tuple[dict[str, Any], PortCounters]] = {}
+        for facts, pc in self._samples(None, None, latest_n=1):
+            latest[(pc.node, pc.port, pc.ifname)] = (facts, pc)
+        return list(latest.values()), self.counter_rates(_latest_n=2)
+
+    def flaps_per_week(self, since: float | None = None) -> pd.DataFrame:
+        """Link flaps per port per ISO week (``2026-W49``): down events, or LinkDownedCounter deltas where larger.
+
+        Columns: node, port, week, flaps; port-weeks without a flap are left out.
+        """
+        q = "SELECT node, port, timestamp FROM events WHERE state='down'" + (" AND timestamp >= ?" if since else "")
+        ev = pd.DataFrame(self.db.execute(q, (since,) if since else ()).fetchall(), columns=["node", "port", "timestamp"])
+        ev["flaps"] = 1.0
+        rates = self.counter_rates(since=since, counter="link_downed")
+        ctr = rates.rename(columns={"t1": "timestamp", "delta": "flaps"})[["node", "port", "timestamp", "flaps"]]
+        out = []
+        for frame, src in ((ev, "events"), (ctr, "counter")):
+            if frame.empty:
+                continue
+            f = frame.copy()
+            f["week"] = [_iso_week(t) for t in f["timestamp"]]
+            f["src"] = src
+            out.append(f.groupby(["node", "port", "week", "src"], as_index=False)["flaps"].sum())
+        if not out:
+            return pd.DataFrame(columns=["node", "port", "week", "flaps"])
+        both = pd.concat(out)
+        res = both.groupby(["node", "port", "week"], as_index=False)["flaps"].max()
+        res["flaps"] = res["flaps"].astype(int)
+        res = res[res["flaps"] > 0]
+        return res.sort_values(["week", "node", "port"]).reset_index(drop=True)
+
+    def component_failures(self, min_severity: str = "error") -> pd.DataFrame:
+        """Fault episodes per component: a run of consecutive sweeps with a finding on it is one episode.
+
+        Columns: component, kind, fault, episodes, faulty_sweeps, sweeps, observed_days, episodes_per_day.
+        """
+        sweeps = self.sweeps()
+        if sweeps.empty:
+            return pd.DataFrame(columns=["component", "kind", "fault", "episodes", "faulty_sweeps", "sweeps", "observed_days", "episodes_per_day"])
+        order = {sid: i for i, sid in enumerate(sweeps["id"])}
+        span_days = max((sweeps["at"].iloc[-1] - sweeps["at"].iloc[0]) / 86400.0, 0.0)
+        floor = severity_rank(min_severity)
+        seen: dict[str, dict[str, Any]] = {}
+        for sid, comp, kind, fault, sev in self.db.execute("SELECT sweep_id, component, kind, fault, severity FROM findings"):
+            if severity_rank(sev) < floor:
+                continue
+            s = seen.setdefault(comp, {"kind": kind, "faults": {}, "idx": set()})
+            s["idx"].add(order[sid])
+            s["faults"][fault] = s["faults"].get(fault, 0) + 1
+        rows = []
+        for comp, s in sorted(seen.items()):
+            idx = sorted(s["idx"])
+            episodes = 1 + sum(1 for a, b in zip(idx, idx[1:], strict=False) if b != a + 1)
+            rows.append(
+                {"component": comp, "kind": s["kind"], "fault": max(s["faults"], key=s["faults"].get),
+                 "episodes": episodes, "faulty_sweeps": len(idx), "sweeps": len(sweeps), "observed_days": span_days,
+                 "episodes_per_day": episodes / span_days if span_days > 0 else None}
+            )
+        return pd.DataFrame(rows)
+
+    def kind_failure_rates(self, min_severity: str = "error") -> pd.DataFrame:
+        """Fault episodes per component-hour by kind (link, switch, host/nic/gpu), over the history's span.
+
+        The population is the mean count in the stored sweeps (links for
+        links and ports, switches for switches, hosts for host, nic and gpu).
+        Columns: kind, episodes, population, hours, per_component_hour.
+        """
+        comps = self.component_failures(min_severity)
+        sweeps = self.sweeps()
+        hours = (sweeps["at"].iloc[-1] - sweeps["at"].iloc[0]) / 3600.0 if len(sweeps) > 1 else 0.0
+        pop_col = {"link": "links", "port": "links", "switch": "switches", "host": "hosts", "nic": "hosts", "gpu": "hosts"}
+        rows = []
+        for kind, group in comps.groupby("kind") if not comps.empty else []:
+            col = pop_col.get(kind, "hosts")
+            pop = float(sweeps[col].dropna().mean()) if sweeps[col].notna().any() else None
+            rate = group["episodes"].sum() / (pop * hours) if pop and hours > 0 else None
+            rows.append({"kind": kind, "episodes": int(group["episodes"].sum()), "population": pop, "hours": hours, "per_component_hour": rate})
+        return pd.DataFrame(rows, columns=["kind", "episodes", "population", "hours", "per_component_hour"])
+
+    def host_failure_rate(self, fabric: str | None = None) -> tuple[float, str] | None:
+        """Hosts entering the drain list per host-hour (:func:`fabricdoc.impact.failure_rate.host_failure_rate`).
+
+        ``fabric`` keeps only that fabric's sweeps (a store may hold several).
+        """
+        sweeps = self.sweeps()
+        if fabric is not None:
+            sweeps = sweeps[sweeps["fabric"] == fabric]
+        drained: dict[int, set[str]] = {}
+        for sid, node in self.db.execute("SELECT sweep_id, node FROM drains"):
+            drained.setdefault(sid, set()).add(node)
+        return host_failure_rate(
+            Snapshot(float(r.at), int(r.hosts or 0), frozenset(drained.get(r.id, ()))) for r in sweeps.itertuples()
+        )
+
+
+def snapshots_from_reports(reports: Iterable[Report]) -> list[Snapshot]:
+    """Saved reports as failure-rate snapshots (their time, host count and drain list)."""
+    return [Snapshot(epoch(r.generated_at, "report time"), int(r.fabric.get("hosts", 0)),
+                     frozenset(d.node for d in r.drain)) for r in reports]
+
+
+def _iso_week(ts: float) -> str:
+    y, w, _ = datetime.fromtimestamp(float(ts), UTC).isocalendar()
+    return f"{y}-W{w:02d}"
+
+
+def _port_facts(report: Report) -> tuple[dict[str, str], dict[str, str], dict[tuple[str, int], str]]:
+    """Node labels, GUIDs and each port's link peer (``label[port]``) from the report's topology."""
+    topo = report.topology or {}
+    labels = {n["id"]: n["label"] for n in topo.get("nodes", [])}
+    guids = {n["id"]: n["guid"] for n in topo.get("nodes", []) if n.get("guid")}
+    peers: dict[tuple[str, int], str] = {}
+    for lk in topo.get("links", []):
+        (an, ap), (bn, bp) = lk["a"], lk["b"]
+        peers[(an, ap)] = f"{labels.get(bn, bn)}[{bp}]"
+        peers[(bn, bp)] = f"{labels.get(an, an)}[{ap}]"
+    return labels, guids, peers

@@ -1,0 +1,109 @@
+"""Plain-text summary of a report for humans; every fabric string is escaped first."""
+
+from __future__ import annotations
+
+from fabricdoc.model.evidence import (
+    CorruptionEvidence,
+    CounterEvidence,
+    Evidence,
+    FlapEvidence,
+    GpuEvidence,
+    SlowPairsEvidence,
+    StateEvidence,
+    SwitchLinksEvidence,
+)
+from fabricdoc.model.text import escape as safe
+from fabricdoc.report.report import Report
+
+
+def evidence_line(ev: Evidence) -> str:
+    """One line per evidence item, in the words an engineer uses."""
+    if isinstance(ev, CounterEvidence):
+        bound = "≥" if ev.at_least else ""
+        reset = " (counter reset)" if ev.reset else ""
+        raw = "/".join(ev.raw) or ev.counter
+        rate = f"{ev.per_second:.3g}/s" if ev.per_second is not None else "no rate: zero interval"
+        interval = f"{ev.interval_s:g}s" if ev.interval_s is not None else "an unknown interval"
+        return f"{safe(raw)} {bound}+{ev.delta:g} in {interval} ({rate}) at {safe(ev.node)}[{ev.port}]{reset}"
+    if isinstance(ev, StateEvidence):
+        extra = ""
+        if ev.lanes is not None:
+            extra = f", {ev.lanes}X trained of {ev.supported_lanes}X supported"
+        if ev.lane_gbps is not None:
+            extra += f", {ev.lane_gbps:g} Gb/s/lane of {ev.supported_lane_gbps or 0:g}"
+        where = f" at {safe(ev.node)}[{ev.port}]" if ev.node is not None else ""
+        state = f"port {safe(ev.state)}" if ev.state else "link"
+        source = f" ({safe(ev.source)})" if ev.source else ""
+        return f"{state}{where}{extra}{source}"
+    if isinstance(ev, FlapEvidence):
+        rate = f", {ev.per_minute:g}/min" if ev.per_minute else ""
+        return f"{ev.flaps} link-down events{rate}"
+    if isinstance(ev, SlowPairsEvidence):
+        line = (f"{ev.slow}/{ev.tests} tests through it slow, median {ev.median_ratio:.0%} "
+                f"of expected (worst {ev.worst_ratio:.0%})")
+        if ev.equivalent_suspects > 1:
+            line += f"; {ev.equivalent_suspects} equally likely suspects"
+        return line
+    if isinstance(ev, CorruptionEvidence):
+        return f"data check failed in {ev.wrong_pairs} tests"
+    if isinstance(ev, SwitchLinksEvidence):
+        return f"{ev.links_bad} of {ev.links_total} links bad ({ev.links_down} down)"
+    if isinstance(ev, GpuEvidence):
+        return "GPU: " + ", ".join(safe(p) for p in ev.problems)
+    return safe(ev)
+
+
+def summary_text(report: Report, evidence_per_finding: int = 3) -> str:
+    """The verdict, what was tested, each finding with its strongest evidence, and the drain list."""
+    f = report.fabric
+    t = report.tests
+    lines = [
+        f"fabricdoc: {safe(f['name'])} ({f['hosts']} hosts, {f['switches']} switches, {f['links']} links)"
+        f" -- verdict: {report.verdict.upper()}",
+    ]
+    tested = []
+    if t.get("pairs_tested"):
+        tested.append(
+            f"{t['pairs_tested']} bandwidth tests in {t.get('rounds')} rounds "
+            f"({t.get('pairs_slow', 0)} slow, {t.get('pairs_hung', 0)} hung, {t.get('pairs_wrong', 0)} corrupt)"
+        )
+    if t.get("ports_sampled"):
+        secs = float(t.get("interval_s") or 0)
+        tested.append(f"{t['ports_sampled']} ports sampled over {secs:.0f}s" if secs >= 100
+                      else f"{t['ports_sampled']} ports sampled over {secs:.3g}s")
+    if tested:
+        lines.append("tested: " + "; ".join(tested))
+    failed = [p for p in report.probes if p.get("status") != "ok"]
+    if failed:
+        lines.append(f"could not see: {len(failed)} probe runs failed")
+        for p in failed[:10]:
+            lines.append(f"  {safe(p['probe'])} on {safe(p['target'])}: {p['status']}: {safe(p.get('error') or '')}")
+    if not report.findings:
+        lines.append("no findings: every link, switch and host looked healthy")
+    else:
+        lines.append("")
+        lines.append(f"{'ID':<5} {'SEVERITY':<9} {'KIND':<7} {'FAULT':<19} {'CONF':>4}  COMPONENT")
+        for fd in report.findings:
+            lines.append(
+                f"{fd.id:<5} {fd.severity:<9} {fd.kind:<7} {safe(fd.fault):<19} {fd.confidence:>4.2f}  {safe(fd.name)}"
+            )
+            for ev in fd.evidence[:evidence_per_finding]:
+                lines.append(f"{'':>6}- {evidence_line(ev)}")
+            if len(fd.evidence) > evidence_per_finding:
+                lines.append(f"{'':>6}  (+{len(fd.evidence) - evidence_per_finding} more evidence items in the JSON report)")
+    if report.impact and report.impact.get("allreduce_busbw_gbps"):
+        bw = report.impact["allreduce_busbw_gbps"]
+        lines.append("")
+        lines.append(
+            "AllReduce busbw (Gb/s): nominal {} / now {} / after drain {}".format(
+                *(f"{bw.get(k):.1f}" if isinstance(bw.get(k), int | float) else "n/a" for k in ("nominal", "now", "after_drain"))
+            )
+        )
+    lines.append("")
+    if report.drain:
+        lines.append(f"drain ({len(report.drain)} hosts):")
+        for d in report.drain:
+            lines.append(f"  {safe(d.node)}: {safe(d.reason)}")
+    else:
+        lines.append("drain: none")
+    return "\n".join(lines)

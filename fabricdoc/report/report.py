@@ -1,0 +1,225 @@
+"""The fabricdoc report: JSON v1 (what schedulers read), its loader and atomic writer.
+
+A report carries the verdict, the findings with evidence, the drain list, what
+was tested, the health of every probe, the per-pair measurements, and the
+fabric's topology so the TUI and ``fabricdoc impact`` can work from the file
+alone. It also records the thresholds it was judged with, so every renderer
+judges as the sweep did. The JSON Schema lives in :mod:`fabricdoc.report.schema`;
+a report is validated when it is loaded.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fabricdoc.errors import FabricdocError
+from fabricdoc.model.findings import Finding
+from fabricdoc.model.inputs import loads_json, read_text
+from fabricdoc.model.records import Node, Observations, PortRef
+from fabricdoc.model.severity import Severity
+from fabricdoc.model.times import now_iso
+from fabricdoc.model.topology import Fabric
+from fabricdoc.report.drain import DrainEntry, drain_list
+from fabricdoc.report.files import write_atomic
+
+SCHEMA_ID = "fabricdoc.report/v1"
+DEFAULT_THRESHOLDS = {"slow_ratio": 0.80, "suspect_fraction": 1.0, "switch_fraction": 0.5}
+
+
+@dataclass
+class Report:
+    """One sweep's result. ``topology`` is the fabric as plain lists (see :func:`topology_dict`)."""
+
+    fabric: dict[str, Any]
+    verdict: str
+    findings: list[Finding]
+    drain: list[DrainEntry]
+    tests: dict[str, Any]
+    probes: list[dict[str, Any]] = field(default_factory=list)
+    pairs: list[dict[str, Any]] = field(default_factory=list)
+    impact: dict[str, Any] | None = None
+    topology: dict[str, Any] | None = None
+    thresholds: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_THRESHOLDS))
+    generated_at: str = field(default_factory=now_iso)
+    schema: str = SCHEMA_ID
+
+    @property
+    def slow_ratio(self) -> float:
+        """Below this fraction of its expected bandwidth a test was judged slow."""
+        return float(self.thresholds.get("slow_ratio", DEFAULT_THRESHOLDS["slow_ratio"]))
+
+    # -- building -----------------------------------------------------------
+    @classmethod
+    def build(
+        cls,
+        fabric: Fabric,
+        findings: list[Finding],
+        obs: Observations,
+        *,
+        drain: list[DrainEntry] | None = None,
+        duration_s: float | None = None,
+        rounds: int | None = None,
+        include_topology: bool = True,
+        thresholds: dict[str, float] | None = None,
+    ) -> Report:
+        judged = {**DEFAULT_THRESHOLDS, **(thresholds or {})}
+        slow_ratio = judged["slow_ratio"]
+        findings = sorted(findings, key=lambda f: (-f.severity.rank, -f.confidence, f.name))
+        pairs = obs.pairs
+        tests = {
+            "pairs_tested": len(pairs),
+            "pairs_slow": sum(1 for p in pairs if p.status == "ok" and p.ratio is not None and p.ratio < slow_ratio),
+            "pairs_hung": sum(1 for p in pairs if p.status == "hung"),
+            "pairs_wrong": sum(1 for p in pairs if p.status == "wrong"),
+            "pairs_error": sum(1 for p in pairs if p.status == "error"),
+            "rounds": rounds if rounds is not None else len({p.round for p in pairs}),
+            "ports_sampled": len(obs.after),
+            "interval_s": obs.interval_s,
+            "duration_s": duration_s,
+        }
+        return cls(
+            fabric={"name": fabric.name, "source": fabric.source, **fabric.summary()},
+            verdict=verdict_of(findings),
+            findings=findings,
+            drain=drain if drain is not None else drain_list(fabric, findings),
+            tests=tests,
+            probes=[asdict(p) for p in obs.probes],
+            pairs=[_pair_dict(fabric, p) for p in pairs],
+            topology=topology_dict(fabric) if include_topology else None,
+            thresholds=judged,
+        )
+
+    # -- JSON ------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "schema": self.schema,
+            "generated_at": self.generated_at,
+            "fabric": self.fabric,
+            "verdict": self.verdict,
+            "thresholds": self.thresholds,
+            "findings": [f.to_dict() for f in self.findings],
+            "drain": [asdict(d) for d in self.drain],
+            "tests": self.tests,
+            "probes": self.probes,
+            "pairs": self.pairs,
+        }
+        if self.impact is not None:
+            out["impact"] = self.impact
+        if self.topology is not None:
+            out["topology"] = self.topology
+        return out
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, allow_nan=False)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], source: str = "report") -> Report:
+        from fabricdoc.report.schema import validate_report
+
+        validate_report(data, source)
+        return cls(
+            schema=data["schema"],
+            generated_at=data["generated_at"],
+            fabric=data["fabric"],
+            verdict=data["verdict"],
+            thresholds={**DEFAULT_THRESHOLDS, **data.get("thresholds", {})},
+            findings=[Finding.from_dict(f, source) for f in data["findings"]],
+            drain=[DrainEntry(**d) for d in data["drain"]],
+            tests=data["tests"],
+            probes=data.get("probes", []),
+            pairs=data.get("pairs", []),
+            impact=data.get("impact"),
+            topology=data.get("topology"),
+        )
+
+    @classmethod
+    def load(cls, path: str | Path) -> Report:
+        """Read and validate a saved report; a bad file is a one-line error naming it."""
+        path = Path(path)
+        return cls.from_dict(loads_json(read_text(path, "report"), str(path)), str(path))
+
+    def save(self, path: str | Path) -> Path:
+        return write_atomic(path, self.to_json() + "\n")
+
+    def fabric_model(self) -> Fabric:
+        """Rebuild the :class:`Fabric` from the report's topology section."""
+        if not self.topology:
+            raise FabricdocError("report has no topology section (written with --no-topology?)")
+        return fabric_from_topology(self.topology)
+
+
+def verdict_of(findings: list[Finding]) -> str:
+    """``fail`` with any error or critical finding, ``degraded`` with warnings, else ``pass``."""
+    worst = max((f.severity.rank for f in findings), default=-1)
+    if worst >= Severity.ERROR.rank:
+        return "fail"
+    if worst >= Severity.WARNING.rank:
+        return "degraded"
+    return "pass"
+
+
+def _pair_dict(fabric: Fabric, p) -> dict[str, Any]:
+    return {
+        "src": [fabric.label(p.src.node), p.src.port],
+        "dst": [fabric.label(p.dst.node), p.dst.port],
+        "status": p.status,
+        "busbw_gbps": p.busbw_gbps,
+        "expected_gbps": p.expected_gbps,
+        "ratio": None if p.ratio is None else round(p.ratio, 4),
+        "round": p.round,
+        "test": p.test,
+        "wrong": p.wrong,
+        "error": p.error,
+    }
+
+
+def topology_dict(fabric: Fabric) -> dict[str, Any]:
+    """The fabric as JSON-able lists: nodes (id, label, kind, ports, guid, attrs) and links."""
+    return {
+        "nodes": [
+            {
+                "id": n.id,
+                "label": n.label,
+                "kind": n.kind,
+                "ports": n.num_ports,
+                "guid": n.guid,
+                "attrs": {k: v for k, v in n.attrs.items() if isinstance(v, str | int | float | bool)},
+            }
+            for n in fabric.nodes.values()
+        ],
+        "links": [
+            {
+                "a": [lk.key.a.node, lk.key.a.port],
+                "b": [lk.key.b.node, lk.key.b.port],
+                "lanes": lk.lanes,
+                "lane_gbps": lk.lane_gbps,
+                "max_lanes": lk.max_lanes,
+                "max_lane_gbps": lk.max_lane_gbps,
+                "state": lk.state,
+            }
+            for lk in fabric.links.values()
+        ],
+    }
+
+
+def fabric_from_topology(topo: dict[str, Any], name: str = "report") -> Fabric:
+    """Inverse of :func:`topology_dict`."""
+    fabric = Fabric(name=name, source="report")
+    for n in topo["nodes"]:
+        fabric.add_node(
+            Node(id=n["id"], kind=n["kind"], label=n["label"], num_ports=n["ports"], guid=n.get("guid"), attrs=dict(n.get("attrs", {})))
+        )
+    for lk in topo["links"]:
+        fabric.add_link(
+            PortRef(lk["a"][0], lk["a"][1]),
+            PortRef(lk["b"][0], lk["b"][1]),
+            lanes=lk["lanes"],
+            lane_gbps=lk["lane_gbps"],
+            max_lanes=lk.get("max_lanes"),
+            max_lane_gbps=lk.get("max_lane_gbps"),
+            state=lk.get("state", "up"),
+        )
+    return fabric

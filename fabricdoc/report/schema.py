@@ -1,0 +1,335 @@
+"""JSON Schema of the v1 report (printed by ``fabricdoc schema``) and validation of loaded reports."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jsonschema
+
+from fabricdoc.errors import FabricdocError
+
+_PORT = {"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer"}], "minItems": 2, "maxItems": 2}
+_NUM = {"type": ["number", "null"]}
+_INT = {"type": "integer", "minimum": 0}
+_STR_OR_NULL = {"type": ["string", "null"]}
+
+
+def _kind(kind: str, description: str, required: list[str], props: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "object", "description": description, "required": ["type", *required], "additionalProperties": False,
+        "properties": {"type": {"const": kind}, **props},
+    }  # fmt: skip
+
+
+# One shape per evidence kind (fabricdoc.model.evidence); a report with any other shape is refused.
+EVIDENCE_SCHEMAS: list[dict[str, Any]] = [
+    _kind("counter", "a canonical counter moved on one port (delta in canonical units)",
+          ["node", "port", "counter", "delta"],
+          {"node": {"type": "string"}, "port": {"type": "integer"}, "counter": {"type": "string"},
+           "delta": {"type": "number"}, "per_second": _NUM, "interval_s": _NUM,
+           "raw": {"type": "array", "items": {"type": "string"}}, "at_least": {"type": "boolean"},
+           "reset": {"type": "boolean"}}),
+    _kind("state", "a port state as a tool reported it, with trained and supported width/speed", [],
+          {"node": _STR_OR_NULL, "port": {"type": ["integer", "null"]}, "state": _STR_OR_NULL,
+           "phys_state": _STR_OR_NULL, "lanes": {"type": ["integer", "null"]},
+           "supported_lanes": {"type": ["integer", "null"]}, "lane_gbps": _NUM, "supported_lane_gbps": _NUM,
+           "source": _STR_OR_NULL}),
+    _kind("event", "link-down events on a cable (epoch seconds)", ["flaps", "first", "last"],
+          {"flaps": _INT, "first": {"type": "number"}, "last": {"type": "number"}, "per_minute": _NUM}),
+    _kind("pairs", "bandwidth tomography: slow tests through this cable", ["tests", "slow", "worst_ratio", "median_ratio"],
+          {"tests": _INT, "slow": _INT, "worst_ratio": {"type": "number"}, "median_ratio": {"type": "number"},
+           "equivalent_suspects": {"type": "integer", "minimum": 1},
+           "alternatives": {"type": "array", "items": {"type": "array", "items": _PORT, "minItems": 2, "maxItems": 2}},
+           "slow_pairs": {"type": "array", "items": {
+               "type": "object", "required": ["src", "dst", "status"],
+               "properties": {"src": _PORT, "dst": _PORT, "status": {"type": "string"}, "busbw_gbps": _NUM,
+                              "expected_gbps": _NUM, "ratio": _NUM}}}}),
+    _kind("corruption", "tests whose data check failed", ["wrong_pairs"],
+          {"wrong_pairs": _INT, "pairs": {"type": "array", "items": {
+              "type": "array", "prefixItems": [{"type": "string"}, {"type": "string"}, {"type": "integer"}]}}}),
+    _kind("switch_links", "inference over a switch's cables", ["links_bad", "links_total", "links_down"],
+          {"links_bad": _INT, "links_total": _INT, "links_down": _INT}),
+    _kind("gpu", "NVML facts a GPU rule judged a fault", ["problems"],
+          {"uuid": _STR_OR_NULL, "problems": {"type": "array", "items": {"type": "string"}}}),
+]
+
+REPORT_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "$id": "fabricdoc.report/v1",
+    "title": "fabricdoc report v1",
+    "description": "Result of one fabricdoc sweep or analysis: verdict, findings with evidence, "
+    "hosts to drain, what was tested and what could not be seen.",
+    "type": "object",
+    "required": ["schema", "generated_at", "fabric", "verdict", "findings", "drain", "tests"],
+    "properties": {
+        "schema": {"const": "fabricdoc.report/v1"},
+        "generated_at": {"type": "string", "description": "ISO 8601 time the report was made (UTC)"},
+        "fabric": {
+            "type": "object",
+            "required": ["name", "source", "hosts", "switches", "links"],
+            "properties": {
+                "name": {"type": "string"},
+                "source": {"type": "string", "description": "where the fabric came from: generator:..., sim:PATH, ib, ibsim:PATH, file"},
+                "hosts": {"type": "integer", "minimum": 0},
+                "switches": {"type": "integer", "minimum": 0},
+                "links": {"type": "integer", "minimum": 0},
+            },
+        },
+        "verdict": {"enum": ["pass", "degraded", "fail"]},
+        "thresholds": {
+            "type": "object",
+            "description": "what the findings were judged with: slow_ratio (a test below this fraction of its "
+            "expected bandwidth is slow), suspect_fraction, switch_fraction",
+            "additionalProperties": {"type": "number"},
+        },
+        "findings": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["id", "kind", "name", "fault", "severity", "confidence", "evidence"],
+                "properties": {
+                    "id": {"type": "string", "description": "stable within the report, e.g. F001"},
+                    "kind": {"enum": ["link", "switch", "host", "nic", "gpu", "port"]},
+                    "name": {"type": "string", "description": "human name as the fabric labels it (untrusted text)"},
+                    "endpoints": {
+                        "type": ["array", "null"],
+                        "items": _PORT,
+                        "description": "for links: the two [node description, port] ends",
+                    },
+                    "node_ids": {"type": "array", "items": {"type": "string"}, "description": "fabric ids (GUIDs on InfiniBand) of the nodes involved"},
+                    "fault": {
+                        "type": "string",
+                        "description": "down, flapping, symbol_errors, rcv_errors, degraded_bandwidth, width_degraded, speed_degraded, congestion, pause_storm, hung, data_corruption, dead, gpu_error, ...",
+                    },
+                    "severity": {"enum": ["info", "warning", "error", "critical"]},
+                    "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+                    "evidence": {"type": "array", "items": {"oneOf": EVIDENCE_SCHEMAS}},
+                },
+            },
+        },
+        "drain": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["node", "reason"],
+                "properties": {
+                    "node": {"type": "string", "description": "host name as the fabric names it"},
+                    "reason": {"type": "string"},
+                    "findings": {"type": "array", "items": {"type": "string"}},
+                },
+            },
+        },
+        "tests": {
+            "type": "object",
+            "properties": {
+                "pairs_tested": {"type": "integer"},
+                "pairs_slow": {"type": "integer"},
+                "pairs_hung": {"type": "integer"},
+                "pairs_wrong": {"type": "integer"},
+                "pairs_error": {"type": "integer"},
+                "rounds": {"type": ["integer", "null"]},
+                "ports_sampled": {"type": "integer"},
+                "interval_s": _NUM,
+                "duration_s": _NUM,
+            },
+        },
+        "probes": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["probe", "target", "status", "duration_s"],
+                "properties": {
+                    "probe": {"type": "string"},
+                    "target": {"type": "string"},
+                    "status": {"enum": ["ok", "error", "timeout", "unsupported", "skipped", "warning"]},
+                    "duration_s": {"type": "number"},
+                    "error": {"type": ["string", "null"]},
+                },
+            },
+        },
+        "pairs": {
+            "type": "array",
+            "description": "every bandwidth test: measured vs expected",
+            "items": {
+                "type": "object",
+                "required": ["src", "dst", "status"],
+                "properties": {
+                    "src": _PORT,
+                    "dst": _PORT,
+                    "status": {"enum": ["ok", "hung", "wrong", "error"]},
+                    "busbw_gbps": _NUM,
+                    "expected_gbps": _NUM,
+                    "ratio": _NUM,
+                    "round": {"type": "integer"},
+                },
+            },
+        },
+        "impact": {
+            "type": "object",
+            "description": "AllReduce bus bandwidth and job cost (see fabricdoc impact)",
+            "required": ["allreduce_busbw_gbps", "job"],
+            "properties": {
+                "algorithm": {"enum": ["ring", "tree"], "description": "which algorithm the headline figures are"},
+                "job_hosts": {"type": "integer", "minimum": 0},
+                "rails": {"type": "integer", "minimum": 0},
+                "allreduce_busbw_gbps": {
+                    "type": "object",
+                    "description": "predicted nccl-tests busbw: all links healthy / with the findings / "
+                    "also without the drain list's hosts",
+                    "required": ["nominal", "now", "after_drain"],
+                    "properties": {"nominal": _NUM, "now": _NUM, "after_drain": _NUM},
+                },
+                "by_algorithm": {
+                    "type": "object",
+                    "additionalProperties": {
+                        "type": "object",
+                        "properties": {
+                            "nominal": _NUM, "now": _NUM, "after_drain": _NUM,
+                            "per_rail_now": {"type": "array", "items": {"type": "number"}},
+                            "bottleneck_now": {"type": ["object", "null"]},
+                            "skipped": {"type": "string", "description": "why this algorithm was not computed"},
+                        },
+                    },
+                },
+                "what_if": {
+                    "type": "array",
+                    "description": "drain choices: the report's, none, and the best alternatives",
+                    "items": {
+                        "type": "object",
+                        "required": ["choice", "drain", "hosts", "busbw_gbps", "vs_nominal", "throughput_fraction"],
+                        "properties": {
+                            "choice": {"enum": ["report", "none", "alternative"]},
+                            "drain": {"type": "array", "items": {"type": "string"}},
+                            "hosts": {"type": "integer", "minimum": 0},
+                            "busbw_gbps": _NUM,
+                            "vs_nominal": _NUM,
+                            "throughput_fraction": _NUM,
+                        },
+                    },
+                },
+                "job": {
+                    "type": "object",
+                    "description": "what failures cost a job of this size (hosts fail independently)",
+                    "required": ["n_hosts", "hours", "failure_probability", "mtbf_hours",
+                                 "recommended_checkpoint_minutes", "expected_goodput", "rate_source"],
+                    "properties": {
+                        "n_hosts": {"type": "integer", "minimum": 0},
+                        "hours": {"type": "number", "minimum": 0},
+                        "failure_probability": {"type": "number", "minimum": 0, "maximum": 1,
+                                                "description": "at least one failure within the job: 1-(1-p)^N"},
+                        "mtbf_hours": {**_NUM, "description": "the job's mean time between failures (null: none expected)"},
+                        "recommended_checkpoint_minutes": {**_NUM, "description": "Young/Daly: sqrt(2 x write time x MTBF)"},
+                        "expected_goodput": {"type": "number", "minimum": 0, "maximum": 1},
+                        "expected_lost_hours": _NUM,
+                        "host_failures_per_hour": _NUM,
+                        "rate_source": {"type": "string", "description": "where the failure rate came from"},
+                    },
+                },
+                "link_effects": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["link", "capacity_gbps"],
+                        "properties": {
+                            "link": {"type": "array", "items": _PORT, "minItems": 2, "maxItems": 2},
+                            "capacity_gbps": {"type": "number"},
+                            "nominal_gbps": _NUM,
+                            "down": {"type": "boolean"},
+                            "rule": {"type": ["string", "null"]},
+                            "finding": {"type": ["string", "null"]},
+                        },
+                    },
+                },
+                "unmapped_findings": {"type": "array", "items": {"type": "string"}},
+            },
+        },
+        "topology": {
+            "type": "object",
+            "description": "the fabric, so the report alone can be drawn and re-analysed",
+            "required": ["nodes", "links"],
+            "properties": {
+                "nodes": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["id", "label", "kind", "ports"],
+                        "properties": {
+                            "id": {"type": "string"},
+                            "label": {"type": "string"},
+                            "kind": {"enum": ["host", "switch"]},
+                            "ports": {"type": "integer"},
+                            "guid": {"type": ["string", "null"]},
+                            "attrs": {"type": "object"},
+                        },
+                    },
+                },
+                "links": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["a", "b", "lanes", "lane_gbps"],
+                        "properties": {
+                            "a": _PORT,
+                            "b": _PORT,
+                            "lanes": {"type": "integer"},
+                            "lane_gbps": {"type": "number"},
+                            "max_lanes": {"type": ["integer", "null"]},
+                            "max_lane_gbps": _NUM,
+                            "state": {"enum": ["up", "down"]},
+                        },
+                    },
+                },
+            },
+        },
+    },
+}
+
+
+_BULK = 256  # arrays longer than this get the fast structural check below
+
+
+def _bad(source: str, where: str, what: str) -> FabricdocError:
+    return FabricdocError(f"{source}: not a fabricdoc v1 report at {where}: {what}")
+
+
+def _port_ok(v: Any) -> bool:
+    return isinstance(v, list) and len(v) == 2 and isinstance(v[0], str) and isinstance(v[1], int)
+
+
+def _check_bulk(data: dict[str, Any], source: str) -> dict[str, Any]:
+    """Check the big arrays (topology nodes and links, pairs) with plain loops and return the
+    report with those arrays cut to one item, so jsonschema checks the rest quickly."""
+    slim = dict(data)
+    topo = data.get("topology")
+    if isinstance(topo, dict):
+        nodes, links = topo.get("nodes"), topo.get("links")
+        if isinstance(nodes, list) and isinstance(links, list) and len(nodes) + len(links) > _BULK:
+            for i, n in enumerate(nodes):
+                if not (isinstance(n, dict) and isinstance(n.get("id"), str) and isinstance(n.get("label"), str)
+                        and n.get("kind") in ("host", "switch") and isinstance(n.get("ports"), int)):
+                    raise _bad(source, f"topology/nodes/{i}", "needs id, label, kind (host|switch) and ports")
+            for i, lk in enumerate(links):
+                if not (isinstance(lk, dict) and _port_ok(lk.get("a")) and _port_ok(lk.get("b"))
+                        and isinstance(lk.get("lanes"), int) and isinstance(lk.get("lane_gbps"), int | float)
+                        and lk.get("state", "up") in ("up", "down")):
+                    raise _bad(source, f"topology/links/{i}", "needs a, b ([node, port]), lanes, lane_gbps, state")
+            slim["topology"] = {**topo, "nodes": nodes[:1], "links": links[:1]}
+    pairs = data.get("pairs")
+    if isinstance(pairs, list) and len(pairs) > _BULK:
+        for i, p in enumerate(pairs):
+            if not (isinstance(p, dict) and _port_ok(p.get("src")) and _port_ok(p.get("dst"))
+                    and p.get("status") in ("ok", "hung", "wrong", "error")):
+                raise _bad(source, f"pairs/{i}", "needs src, dst ([node, port]) and status")
+        slim["pairs"] = pairs[:1]
+    return slim
+
+
+def validate_report(data: Any, source: str = "report") -> None:
+    """Raise a one-line FabricdocError naming the source and the JSON path of the first problem."""
+    if isinstance(data, dict):
+        data = _check_bulk(data, source)
+    validator = jsonschema.Draft202012Validator(REPORT_SCHEMA)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "(top)"
+        raise FabricdocError(f"{source}: not a fabricdoc v1 report at {where}: {error.message}")

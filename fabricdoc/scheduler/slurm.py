@@ -1,0 +1,201 @@
+"""Slurm actions from a report: fabric names to Slurm node names, drain and resume commands.
+
+Node names come from the fabric (untrusted text): they are mapped to Slurm
+names by a user map and hostname rules, then checked against a strict hostname
+charset; a name that fails is refused, never passed on. Commands are argv lists
+run without a shell, each with a timeout. Drain reasons are sanitized and start
+with ``fabricdoc:`` so resume only ever undoes fabricdoc's own drains.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from fabricdoc.errors import FabricdocError
+from fabricdoc.report.report import Report
+from fabricdoc.scheduler.names import NameMap
+
+REASON_PREFIX = "fabricdoc: "
+REASON_MAX_CHARS = 128
+# Letters, digits, '.', '_' and '-', starting with a letter or digit: what a
+# Slurm NodeName and a hostname share. No brackets or commas (hostlist syntax),
+# no '=' or spaces (scontrol argument syntax), nothing a shell would read.
+_NODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,252}")
+_RESERVED = {"all"}  # scontrol/sinfo give these special meanings
+_REASON_OK = re.compile(r"[^A-Za-z0-9 _.,:;/()+#@%\[\]-]")
+
+
+class UnsafeNodeName(FabricdocError):
+    """A node name that is not a valid Slurm hostname; it is refused, never executed."""
+
+
+def check_node_name(name: str) -> str:
+    """Return ``name`` when it is a plain Slurm hostname, else raise :class:`UnsafeNodeName`."""
+    if not isinstance(name, str) or not _NODE_NAME.fullmatch(name):
+        raise UnsafeNodeName(
+            f"refusing node name {name!r}: a Slurm node name is letters, digits, '.', '_' and '-' "
+            "(starting with a letter or digit, at most 253 characters)"
+        )
+    if name.lower() in _RESERVED:
+        raise UnsafeNodeName(f"refusing node name {name!r}: reserved word in Slurm")
+    return name
+
+
+def sanitize_reason(text: str, limit: int = REASON_MAX_CHARS) -> str:
+    """A drain reason safe for ``scontrol`` and a terminal: prefixed, plain charset, bounded length."""
+    body = _REASON_OK.sub("_", " ".join(str(text).split()))
+    reason = REASON_PREFIX + body
+    if len(reason) > limit:
+        reason = reason[: limit - 3].rstrip() + "..."
+    return reason
+
+
+# -- planning --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SlurmAction:
+    """One scontrol call to make: the Slurm node, why, and the exact argv."""
+
+    action: Literal["drain", "resume"]
+    node: str
+    fabric_name: str
+    reason: str
+    findings: tuple[str, ...]
+    argv: tuple[str, ...]
+
+    def display(self) -> str:
+        return format_argv(self.argv)
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A node fabricdoc will not act on, and why (unsafe name, still faulty, not tested)."""
+
+    fabric_name: str
+    node: str | None
+    why: str
+    refused: bool = False  # True for unsafe names: an input problem, not a decision
+
+
+def drain_argv(node: str, reason: str, scontrol: str = "scontrol") -> tuple[str, ...]:
+    return (scontrol, "update", f"nodename={check_node_name(node)}", "state=drain", f"reason={reason}")
+
+
+def resume_argv(node: str, scontrol: str = "scontrol") -> tuple[str, ...]:
+    return (scontrol, "update", f"nodename={check_node_name(node)}", "state=resume")
+
+
+def format_argv(argv: Iterable[str]) -> str:
+    """The argv as one copy-pasteable shell line: ``reason="..."`` in double quotes, the rest quoted only if needed."""
+    out = []
+    for arg in argv:
+        key, eq, value = arg.partition("=")
+        if eq and key == "reason" and not _REASON_OK.search(value):
+            out.append(f'reason="{value}"')  # the sanitized charset has nothing a shell expands
+        else:
+            out.append(shlex.quote(arg))
+    return " ".join(out)
+
+
+def plan_drain(report: Report, names: NameMap | None = None, scontrol: str = "scontrol") -> tuple[list[SlurmAction], list[Skipped]]:
+    """The drain commands for a report's drain list; unsafe names come back refused, not planned."""
+    names = names or NameMap()
+    actions: list[SlurmAction] = []
+    skipped: list[Skipped] = []
+    seen: set[str] = set()
+    for entry in report.drain:
+        node = names.to_slurm(entry.node)
+        try:
+            check_node_name(node)
+        except UnsafeNodeName as exc:
+            skipped.append(Skipped(entry.node, node, str(exc), refused=True))
+            continue
+        if node in seen:
+            continue
+        seen.add(node)
+        ids = tuple(entry.findings)
+        why = entry.reason + (f" [{','.join(ids)}]" if ids else "")
+        reason = sanitize_reason(why)
+        actions.append(SlurmAction("drain", node, entry.node, reason, ids, drain_argv(node, reason, scontrol)))
+    return actions, skipped
+
+
+def report_hosts(report: Report) -> set[str] | None:
+    """Fabric host names the report covered (from its topology), or None when it has no topology."""
+    if not report.topology:
+        return None
+    return {
+        str(n.get("attrs", {}).get("host") or n["label"])
+        for n in report.topology.get("nodes", [])
+        if n.get("kind") == "host"
+    }
+
+
+def plan_resume(
+    later: Report,
+    candidates: Iterable[str],
+    names: NameMap | None = None,
+    scontrol: str = "scontrol",
+) -> tuple[list[SlurmAction], list[Skipped]]:
+    """Resume the candidate Slurm nodes the later report no longer drains and did test.
+
+    ``candidates`` are Slurm node names (fabricdoc's drained nodes from
+    ``sinfo -R``, or an earlier report's drain list mapped). A node still in
+    the later drain list, or absent from the later report's hosts, stays drained.
+    """
+    names = names or NameMap()
+    still = {names.to_slurm(d.node): d for d in later.drain}
+    tested_fabric = report_hosts(later)
+    tested = None if tested_fabric is None else {names.to_slurm(h): h for h in tested_fabric}
+    actions: list[SlurmAction] = []
+    skipped: list[Skipped] = []
+    for node in sorted(dict.fromkeys(candidates)):
+        try:
+            check_node_name(node)
+        except UnsafeNodeName as exc:
+            skipped.append(Skipped(node, node, str(exc), refused=True))
+            continue
+        if node in still:
+            d = still[node]
+            skipped.append(Skipped(d.node, node, f"still faulty in the later report: {d.reason}"))
+            continue
+        if tested is None:
+            skipped.append(Skipped(node, node, "the later report has no topology, so it cannot show this node was tested"))
+            continue
+        if node not in tested:
+            skipped.append(Skipped(node, node, "not in the later report's fabric: not tested, kept drained"))
+            continue
+        actions.append(SlurmAction("resume", node, tested[node], "", (), resume_argv(node, scontrol)))
+    return actions, skipped
+
+
+# -- talking to Slurm --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ApplyResult:
+    """What one scontrol call did: exit status (None if it timed out) and its output."""
+
+    action: SlurmAction
+    returncode: int | None
+    output: str
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+
+def apply(actions: Iterable[SlurmAction], run: Callable[[Sequence[str]], tuple[int | None, str]]) -> list[ApplyResult]:
+    """Run each action's argv with ``run`` (the CLI passes the Slurm tools of
+    :mod:`fabricdoc.sources.slurm`: no shell, a timeout); one failure does not stop the rest."""
+    return [ApplyResult(act, *run(act.argv)) for act in actions]
+
+
+def fabricdoc_drained(reasons: Mapping[str, tuple[str, str]]) -> list[str]:
+    """The nodes whose drain reason fabricdoc wrote (an admin's drains are never touched)."""
+    return sorted(n for n, (_, why) in reasons.items() if why.startswith(REASON_PREFIX.strip()))

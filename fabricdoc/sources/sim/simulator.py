@@ -1,0 +1,315 @@
+"""Flow-level fabric simulator: the same records the real probes produce, for any fabric size.
+
+Faults change a copy of the fabric (the "truth"); the simulator then produces
+two PortCounters samples per cabled port (IBTA names), the port states a
+discovery would show (iblinkinfo), link events, and pair bandwidth results by
+max-min fair sharing of directed link capacity among the tests of a round.
+Everything is seeded and reproducible.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from fabricdoc.errors import TopologyError
+from fabricdoc.fabric.faults import FAULT_KINDS, Fault
+from fabricdoc.model.counters import lookup
+from fabricdoc.model.flows import maxmin
+from fabricdoc.model.paths import Channel, directed, expected_gbps
+from fabricdoc.model.records import (
+    LinkEvent,
+    LinkKey,
+    Observations,
+    PairResult,
+    PortCounters,
+    PortRef,
+    PortState,
+)
+from fabricdoc.model.topology import Fabric
+
+# Fraction of link rate a healthy bandwidth test reaches (protocol overhead).
+EFFICIENCY = 0.92
+
+
+@dataclass
+class SimResult:
+    """What a simulated sweep saw (``observed`` fabric as discovery shows it) and the truth."""
+
+    observed: Fabric
+    observations: Observations
+    truth: list[Fault]
+    # Ground truth for tests: the links / switches / host ports each fault affects.
+    faulty_links: set[LinkKey] = field(default_factory=set)
+    faulty_switches: set[str] = field(default_factory=set)
+
+
+class Simulator:
+    """Seeded simulator of one fabric with faults; ``run(rounds)`` gives a SimResult."""
+
+    def __init__(
+        self,
+        fabric: Fabric,
+        faults: Sequence[Fault] = (),
+        *,
+        seed: int = 0,
+        interval_s: float = 10.0,
+        noise: float = 0.01,
+        start_time: float | None = None,
+    ) -> None:
+        self.fabric = fabric
+        self.faults = list(faults)
+        self.rng = np.random.default_rng(seed)
+        self.interval_s = interval_s
+        self.noise = noise
+        # Samples and events carry real clock times (now), so history and flap rates work.
+        self.t0 = time.time() - interval_s if start_time is None else start_time
+        self._validate()
+        # Discovery shows what the truth fabric shows: trained widths and down links,
+        # not the hidden faults (slow, lossy, congested) that only probes reveal.
+        self.truth = self._truth_fabric()
+        # Remaining bandwidth factor per link from faults that counters may not show.
+        self.factor: dict[LinkKey, float] = {}
+        for f in self.faults:
+            if f.kind in ("slow", "congested", "lossy", "flapping", "bad_nic"):
+                key = f.link(fabric)
+                default = {"slow": 0.5, "congested": 0.5, "lossy": 0.8, "flapping": 0.7, "bad_nic": 0.3}[f.kind]
+                self.factor[key] = self.factor.get(key, 1.0) * (f.factor if f.factor is not None else default)
+
+    def _validate(self) -> None:
+        for f in self.faults:
+            if f.kind not in FAULT_KINDS:
+                raise TopologyError(f"unknown fault kind {f.kind!r} (one of {', '.join(FAULT_KINDS)})")
+            if f.kind == "dead_switch":
+                if f.switch not in self.fabric.nodes or self.fabric.nodes[f.switch].kind != "switch":
+                    raise TopologyError(f"fault dead_switch: no switch {f.switch!r}")
+            else:
+                f.link(self.fabric)
+            if f.kind == "bad_nic" and self.fabric.nodes[f.port.node].kind != "host":  # type: ignore[union-attr]
+                raise TopologyError(f"fault bad_nic: {f.port} is not a host port")
+
+    # -- fabrics -----------------------------------------------------------
+    def _truth_fabric(self) -> Fabric:
+        truth = self.fabric.copy()
+        for f in self.faults:
+            if f.kind == "down":
+                truth.links[f.link(truth)].state = "down"
+            elif f.kind == "dead_switch":
+                for link in truth.node_links(f.switch):  # type: ignore[arg-type]
+                    link.state = "down"
+            elif f.kind == "degraded":
+                link = truth.links[f.link(truth)]
+                link.lanes = f.lanes if f.lanes is not None else max(1, link.lanes // 2)
+                if f.lane_gbps is not None:
+                    link.lane_gbps = f.lane_gbps
+        truth._invalidate()
+        return truth
+
+    # -- records -------------------------------------------------------------
+    def port_states(self) -> list[PortState]:
+        out = []
+        for key, link in self.truth.links.items():
+            for end in (key.a, key.b):
+                up = link.state == "up"
+                out.append(
+                    PortState(
+                        node=end.node,
+                        port=end.port,
+                        state="Active" if up else "Down",
+                        phys_state="LinkUp" if up else "Polling",
+                        lanes=link.lanes if up else None,
+                        lane_gbps=link.lane_gbps if up else None,
+                        max_lanes=link.max_lanes,
+                        max_lane_gbps=link.max_lane_gbps,
+                        peer=key.other(end) if up else None,
+                        source="sim",
+                    )
+                )
+        return out
+
+    def counters(self, pairs: Iterable[PairResult] = ()) -> tuple[list[PortCounters], list[PortCounters]]:
+        """Two samples ``interval_s`` apart of every cabled port, IBTA PortCounters names."""
+        rng = self.rng
+        t1 = self.t0 + self.interval_s
+        ports = [end for key in self.truth.links for end in (key.a, key.b)]
+        n = len(ports)
+        index = {p: i for i, p in enumerate(ports)}
+        names = (
+            "SymbolErrorCounter", "LinkErrorRecoveryCounter", "LinkDownedCounter", "PortRcvErrors",
+            "PortRcvRemotePhysicalErrors", "PortXmitDiscards", "LocalLinkIntegrityErrors",
+            "ExcessiveBufferOverrunErrors", "PortXmitWait",
+        )
+        base = {nm: rng.integers(0, 3, n) for nm in names[:3]}
+        before_vals = {nm: base.get(nm, np.zeros(n, dtype=np.int64)).astype(np.int64) for nm in names}
+        delta = {nm: np.zeros(n, dtype=np.int64) for nm in names}
+        # Healthy background: a little xmit wait everywhere, far below thresholds.
+        delta["PortXmitWait"] += rng.integers(0, 20_000, n)
+        xmit_words = rng.integers(10**8, 10**9, n).astype(np.int64)
+        before_data = rng.integers(0, 2**31, n).astype(np.int64)
+        for f in self.faults:
+            if f.kind == "dead_switch":
+                continue
+            key = f.link(self.fabric)
+            near = f.port if f.port is not None else key.a
+            far = key.other(near)
+            i, j = index[near], index[far]
+            if f.kind == "lossy":
+                errs = max(1, int(round(f.rate_per_hour * self.interval_s / 3600.0)))
+                delta["SymbolErrorCounter"][i] += errs
+                delta["PortRcvErrors"][i] += max(1, errs // 10)
+                delta["LinkErrorRecoveryCounter"][i] += 0
+            elif f.kind == "flapping":
+                for k in (i, j):
+                    delta["LinkDownedCounter"][k] += f.flaps
+                    delta["LinkErrorRecoveryCounter"][k] += f.flaps
+            elif f.kind == "congested":
+                # XmitWait ticks: the port had data but no credits for most of the interval.
+                delta["PortXmitWait"][i] += int(self.interval_s * 2.5e8 * (1 - (f.factor or 0.5)))
+                delta["PortXmitDiscards"][i] += 500
+            elif f.kind == "bad_nic":
+                delta["PortRcvErrors"][i] += 200
+                delta["SymbolErrorCounter"][i] += 50
+        before, after = [], []
+        for p, i in index.items():
+            bv = {nm: int(before_vals[nm][i]) for nm in names}
+            av = {nm: int(min(before_vals[nm][i] + delta[nm][i], _max(nm))) for nm in names}
+            bv["PortXmitData"] = int(before_data[i])
+            av["PortXmitData"] = int(min(before_data[i] + xmit_words[i], 2**32 - 1))
+            bv["PortRcvData"] = int(before_data[i] // 2)
+            av["PortRcvData"] = int(min(before_data[i] // 2 + xmit_words[i], 2**32 - 1))
+            before.append(PortCounters(p.node, p.port, self.t0, bv, source="sim"))
+            after.append(PortCounters(p.node, p.port, t1, av, source="sim"))
+        return before, after
+
+    def events(self) -> list[LinkEvent]:
+        out = []
+        for f in self.faults:
+            if f.kind != "flapping":
+                continue
+            key = f.link(self.fabric)
+            step = self.interval_s / (2 * f.flaps + 1)
+            for k in range(f.flaps):
+                for end in (key.a, key.b):
+                    out.append(LinkEvent(end.node, end.port, self.t0 + step * (2 * k + 1), "down", source="sim"))
+                    out.append(LinkEvent(end.node, end.port, self.t0 + step * (2 * k + 2), "up", source="sim"))
+        return sorted(out, key=lambda e: e.timestamp)
+
+    def bandwidth(
+        self,
+        rounds: Sequence[Sequence[tuple[PortRef, PortRef]]],
+        *,
+        bidirectional: bool = False,
+        first_round: int = 0,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> list[PairResult]:
+        """Run each round's tests concurrently (see :meth:`measure_round`)."""
+        out: list[PairResult] = []
+        for r, tests in enumerate(rounds):
+            out.extend(self.measure_round(first_round + r, tests, bidirectional=bidirectional))
+            if progress is not None:
+                progress(r + 1, len(rounds))
+        return out
+
+    def measure_round(
+        self,
+        r: int,
+        tests: Sequence[tuple[PortRef, PortRef]],
+        expected: Sequence[float | None] | None = None,
+        *,
+        bidirectional: bool = False,
+    ) -> list[PairResult]:
+        """One round's tests at once: max-min fair share of directed link capacity.
+
+        A one-way test is one flow src->dst; a bidirectional one is two flows and
+        reports the slower direction. A test reaches ``EFFICIENCY`` of its fair share
+        (protocol overhead), less a little noise. ``expected`` is what each test is
+        judged against (default: :func:`fabricdoc.model.paths.expected_gbps` on the
+        routes discovery shows now, as a real sweep does). A test with no live route
+        could not run: status ``error``.
+        """
+        per = 2 if bidirectional else 1
+        if expected is None:
+            expected = []
+            for src, dst in tests:
+                try:
+                    expected.append(expected_gbps(self.truth, src, dst, bidirectional))
+                except TopologyError:
+                    expected.append(None)
+        flows: list[list[Channel]] = []
+        failed: dict[int, PairResult] = {}
+        for t, (src, dst) in enumerate(tests):
+            paths = []
+            for a, b in ((src, dst), (dst, src))[:per]:
+                try:
+                    paths.append((self.truth.path(a, b), a))
+                except TopologyError:
+                    paths.append(None)
+            if any(p is None or any(self.truth.links[k].state == "down" for k in p[0]) for p in paths):
+                failed[t] = PairResult(src, dst, "error", None, expected[t], round=r, error="peer unreachable")
+                flows.extend([] for _ in range(per))
+                continue
+            flows.extend(directed(path, start) for path, start in paths)  # type: ignore[misc]
+        rates = self._maxmin(flows)
+        out = []
+        test = "all_reduce" if bidirectional else "sendrecv"
+        for t, (src, dst) in enumerate(tests):
+            if t in failed:
+                out.append(failed[t])
+                continue
+            bw = float(min(rates[per * t: per * t + per])) * EFFICIENCY
+            bw *= 1.0 - abs(self.rng.normal(0.0, self.noise))
+            exp = expected[t]
+            out.append(
+                PairResult(src, dst, "ok", round(bw, 3), None if exp is None else round(exp, 3),
+                           algbw_gbps=round(bw, 3), size_bytes=1 << 28,
+                           duration_s=round((1 << 28) * 8 / max(bw, 1e-3) / 1e9, 4), round=r, test=test)
+            )
+        return out
+
+    def _maxmin(self, flows: list[list[Channel]]) -> np.ndarray:
+        return maxmin(flows, lambda k: self.truth.links[k].capacity_gbps * self.factor.get(k, 1.0))
+
+    def run(self, rounds: Sequence[Sequence[tuple[PortRef, PortRef]]] = ()) -> SimResult:
+        pairs = self.bandwidth(rounds)
+        before, after = self.counters(pairs)
+        obs = Observations(
+            before=before,
+            after=after,
+            states=self.port_states(),
+            events=self.events(),
+            pairs=pairs,
+            interval_s=self.interval_s,
+        )
+        result = SimResult(self.truth, obs, self.faults)
+        for f in self.faults:
+            if f.kind == "dead_switch":
+                result.faulty_switches.add(f.switch)  # type: ignore[arg-type]
+            else:
+                result.faulty_links.add(f.link(self.fabric))
+        return result
+
+
+def _max(name: str) -> int:
+    cdef = lookup(name)
+    return (1 << (cdef.width_bits if cdef else 64)) - 1
+
+
+def random_faults(
+    fabric: Fabric,
+    count: int,
+    rng: np.random.Generator,
+    kinds: Sequence[str] = ("slow", "degraded", "lossy", "down", "flapping", "congested"),
+    where: Callable[[LinkKey], bool] | None = None,
+) -> list[Fault]:
+    """``count`` faults on distinct, randomly chosen links (for tests and benchmarks)."""
+    keys = [k for k in fabric.links if where is None or where(k)]
+    chosen = rng.choice(len(keys), size=count, replace=False)
+    out = []
+    for c in chosen:
+        key = keys[int(c)]
+        kind = str(rng.choice(list(kinds)))
+        out.append(Fault(kind=kind, port=key.a))
+    return out

@@ -1,0 +1,1 @@
+"""Bandwidth tests: launchers (local, netns, srun, mpirun), the torch rank program, nccl-tests output."""

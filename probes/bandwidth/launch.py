@@ -1,0 +1,308 @@
+"""Start the two ranks of one bandwidth test, kill them at a hard timeout, return a PairResult.
+
+Launchers only build argv lists (never a shell): :class:`LocalLauncher`
+(processes on this machine), :class:`NetnsLauncher` (``ip netns exec NS``),
+:class:`SrunLauncher` (one ``srun`` step per rank) and :class:`MpirunLauncher`
+(one ``mpirun -np 2``). :func:`run_pair` starts every process in one new
+session (its own process group), waits with a deadline and, when the
+deadline passes, kills the whole group: a collective whose peer died blocks
+forever, and that hang is recorded as ``status="hung"`` with its pair.
+
+The rank program is :mod:`fabricdoc.probes.bandwidth.bwtest` (torch gloo/nccl) or an
+nccl-tests binary (``sendrecv_perf``/``all_reduce_perf``, output parsed by
+:func:`fabricdoc.probes.bandwidth.nccl_tests.parse_nccl_tests`). ``#wrong`` > 0 gives
+``status="wrong"``, kept apart from slowness.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from fabricdoc.probes import exec as px
+from fabricdoc.probes.bandwidth.bwtest import MARKER
+from fabricdoc.probes.bandwidth.nccl_tests import nccl_tests_argv, parse_nccl_tests
+
+from fabricdoc.errors import ParseError, ProbeError
+from fabricdoc.model.records import PairResult, PortRef
+
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$")
+
+
+def safe_name(text: str, what: str = "host") -> str:
+    """Refuse names that could be read as options or carry odd bytes (fabric names are untrusted)."""
+    if not _SAFE_NAME.match(text):
+        raise ProbeError("launch", f"refusing {what} name {text!r}: not a plain host/interface name")
+    return text
+
+
+@dataclass(frozen=True)
+class PairSpec:
+    """What to measure between two host ports."""
+
+    src: PortRef
+    dst: PortRef
+    test: str = "sendrecv"  # or "all_reduce"
+    backend: str = "gloo"  # or "nccl"
+    size_bytes: int = 4 << 20
+    iters: int = 5
+    warmup: int = 1
+    port: int = 29500  # rendezvous port on src
+    round: int = 0
+    expected_gbps: float | None = None
+    program: str = "bwtest"  # or "nccl-tests"
+    extra_args: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Proc:
+    """One process to start: argv plus environment additions."""
+
+    argv: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+
+
+def bwtest_argv(spec: PairSpec, rank: int | None, master_addr: str, python: str | None = None, timeout_s: float = 60.0) -> list[str]:
+    """argv of one bwtest rank (``rank=None``: the rank comes from the MPI/Slurm environment)."""
+    argv = [python or sys.executable, "-m", "fabricdoc.probes.bandwidth.bwtest"]
+    if rank is not None:
+        argv += ["--rank", str(rank)]
+    argv += [
+        "--master-addr", master_addr, "--master-port", str(spec.port),
+        "--backend", spec.backend, "--test", spec.test,
+        "--size-bytes", str(spec.size_bytes), "--iters", str(spec.iters), "--warmup", str(spec.warmup),
+        "--timeout", str(timeout_s * 2),  # the launcher's kill, not torch's, decides "hung"
+        *spec.extra_args,
+    ]  # fmt: skip
+    return argv
+
+
+class Launcher:
+    """Builds the processes of one pair test; subclasses say where ranks run."""
+
+    name = "launcher"
+
+    def procs(self, spec: PairSpec, timeout_s: float) -> list[Proc]:
+        raise NotImplementedError
+
+
+@dataclass
+class LocalLauncher(Launcher):
+    """Both ranks on this machine, rendezvous on 127.0.0.1 (smoke tests, single-node GPUs)."""
+
+    python: str | None = None
+    name = "local"
+
+    def procs(self, spec: PairSpec, timeout_s: float) -> list[Proc]:
+        return [Proc(bwtest_argv(spec, r, "127.0.0.1", self.python, timeout_s)) for r in (0, 1)]
+
+
+@dataclass
+class NetnsLauncher(Launcher):
+    """Each rank inside its host's network namespace: ``ip netns exec NS python -m ...``.
+
+    ``namespace``, ``address`` and ``ifname`` map a host port to its namespace,
+    its IP address and its interface; gloo needs ``GLOO_SOCKET_IFNAME`` there
+    because the hostname resolves to 127.0.0.1 inside a namespace.
+    """
+
+    namespace: Callable[[PortRef], str]
+    address: Callable[[PortRef], str]
+    ifname: Callable[[PortRef], str]
+    python: str | None = None
+    name = "netns"
+
+    def procs(self, spec: PairSpec, timeout_s: float) -> list[Proc]:
+        master = self.address(spec.src)
+        out = []
+        for rank, port in ((0, spec.src), (1, spec.dst)):
+            ns = safe_name(self.namespace(port), "namespace")
+            ifname = safe_name(self.ifname(port), "interface")
+            env = {"GLOO_SOCKET_IFNAME": ifname, "NCCL_SOCKET_IFNAME": ifname, "MASTER_ADDR": master}
+            out.append(Proc(["ip", "netns", "exec", ns, *bwtest_argv(spec, rank, master, self.python, timeout_s)], env))
+        return out
+
+
+@dataclass
+class SrunLauncher(Launcher):
+    """One Slurm step per rank, pinned to the host with ``--nodelist`` (run inside an allocation).
+
+    ``hostname`` maps a port to its Slurm node name; ``ifname`` (optional) to the
+    NIC that gloo/NCCL should use for that port's rail.
+    """
+
+    hostname: Callable[[PortRef], str] = lambda p: p.node
+    ifname: Callable[[PortRef], str] | None = None
+    python: str = "python3"
+    srun: str = "srun"
+    extra: tuple[str, ...] = ()
+    name = "srun"
+
+    def procs(self, spec: PairSpec, timeout_s: float) -> list[Proc]:
+        master = safe_name(self.hostname(spec.src))
+        out = []
+        for rank, port in ((0, spec.src), (1, spec.dst)):
+            host = safe_name(self.hostname(port))
+            env = {"MASTER_ADDR": master}
+            if self.ifname:
+                nic = safe_name(self.ifname(port), "interface")
+                env.update(GLOO_SOCKET_IFNAME=nic, NCCL_SOCKET_IFNAME=nic)
+            argv = [self.srun, "--nodes=1", "--ntasks=1", f"--nodelist={host}", "--kill-on-bad-exit=1",
+                    f"--time={max(1, int(timeout_s // 60) + 1)}", "--export=ALL", *self.extra]  # fmt: skip
+            if spec.program == "nccl-tests":
+                raise ProbeError("launch", "srun runs nccl-tests through MpirunLauncher or one srun -n 2 step")
+            out.append(Proc([*argv, *bwtest_argv(spec, rank, master, self.python, timeout_s)], env))
+        return out
+
+
+@dataclass
+class MpirunLauncher(Launcher):
+    """One ``mpirun -np 2 --host A:1,B:1`` for both ranks: bwtest or an nccl-tests binary."""
+
+    hostname: Callable[[PortRef], str] = lambda p: p.node
+    python: str = "python3"
+    mpirun: str = "mpirun"
+    nccl_binary: str | None = None  # path to sendrecv_perf / all_reduce_perf (MPI build)
+    extra: tuple[str, ...] = ()
+    name = "mpirun"
+
+    def procs(self, spec: PairSpec, timeout_s: float) -> list[Proc]:
+        a, b = safe_name(self.hostname(spec.src)), safe_name(self.hostname(spec.dst))
+        argv = [self.mpirun, "-np", "2", "--host", f"{a}:1,{b}:1", "--bind-to", "none",
+                "-x", f"MASTER_ADDR={a}", "-x", f"MASTER_PORT={spec.port}", *self.extra]  # fmt: skip
+        if spec.program == "nccl-tests":
+            if not self.nccl_binary:
+                raise ProbeError("launch", "nccl-tests requested but no binary given", status="unsupported")
+            return [Proc([*argv, *nccl_tests_argv(self.nccl_binary, spec.size_bytes, spec.iters, spec.warmup)])]
+        return [Proc([*argv, *bwtest_argv(spec, None, a, self.python, timeout_s)])]
+
+
+@dataclass
+class RawRun:
+    """What the processes of one test left behind."""
+
+    status: str  # "ok" | "hung" | "error"
+    returncodes: list[int | None]
+    outputs: list[str]
+    errors: list[str]
+    duration_s: float
+
+
+def run_procs(procs: Sequence[Proc], timeout_s: float) -> RawRun:
+    """Start every rank through the exec seam (a process group each); kill all groups at ``timeout_s``."""
+    start = time.monotonic()
+    stack = contextlib.ExitStack()
+    files = [
+        (stack.enter_context(tempfile.TemporaryFile()), stack.enter_context(tempfile.TemporaryFile()))  # noqa: SIM115
+        for _ in procs
+    ]
+    children: list[subprocess.Popen[bytes]] = []
+    try:
+        for proc, (out, err) in zip(procs, files, strict=True):
+            try:
+                children.append(px.spawn(proc.argv, env={**os.environ, **proc.env}, stdout=out, stderr=err))
+            except ProbeError as exc:
+                return RawRun("error", [], [], [str(exc)], time.monotonic() - start)
+        deadline = start + timeout_s
+        hung = False
+        for child in children:
+            try:
+                child.wait(timeout=max(deadline - time.monotonic(), 0.01))
+            except subprocess.TimeoutExpired:
+                hung = True
+                break
+        for child in children:  # stray grandchildren (ip netns exec, srun steps) go with their group
+            px.kill_group(child.pid)
+        for child in children:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                child.wait(timeout=5)
+        outputs, errors = [], []
+        for out, err in files:
+            out.seek(0)
+            err.seek(0)
+            outputs.append(out.read().decode(errors="replace"))
+            errors.append(err.read().decode(errors="replace"))
+        rcs = [c.returncode for c in children]
+        status = "hung" if hung else ("ok" if all(rc == 0 for rc in rcs) else "error")
+        return RawRun(status, rcs, outputs, errors, time.monotonic() - start)
+    finally:
+        for child in children:
+            px.reap(child)
+        stack.close()
+
+
+def _records(outputs: Sequence[str]) -> list[dict[str, Any]]:
+    recs = []
+    for text in outputs:
+        for line in text.splitlines():
+            if line.startswith(MARKER):
+                try:
+                    recs.append(json.loads(line[len(MARKER):]))
+                except json.JSONDecodeError:
+                    continue
+    return recs
+
+
+def _tail(texts: Sequence[str], limit: int = 300) -> str:
+    joined = " | ".join(t.strip().splitlines()[-1] for t in texts if t.strip())
+    return joined[-limit:]
+
+
+def pair_result(spec: PairSpec, raw: RawRun) -> PairResult:
+    """Turn what the ranks printed into one PairResult (ok / hung / wrong / error)."""
+    common: dict[str, Any] = dict(
+        src=spec.src, dst=spec.dst, expected_gbps=spec.expected_gbps, size_bytes=spec.size_bytes,
+        duration_s=round(raw.duration_s, 3), round=spec.round, test=spec.test,
+    )  # fmt: skip
+    if raw.status == "hung":
+        return PairResult(status="hung", busbw_gbps=None, error=f"killed after {raw.duration_s:.1f}s (hung)", **common)
+    if spec.program == "nccl-tests":
+        return _from_nccl_tests(spec, raw, common)
+    recs = _records(raw.outputs)
+    by_rank = {r.get("rank"): r for r in recs}
+    bad = [r for r in recs if r.get("status") != "ok"]
+    if bad or raw.status != "ok" or len(by_rank) < 2:
+        why = str(bad[0].get("error") if bad else (_tail(raw.errors) or f"exit codes {raw.returncodes}"))
+        status = "hung" if re.search(r"time[d ]?out|timeout", why, re.I) else "error"
+        return PairResult(status=status, busbw_gbps=None, error=why, **common)
+    wrong = sum(int(r.get("wrong") or 0) for r in recs)
+    if spec.test == "sendrecv":
+        bw = by_rank[0].get("busbw_gbps")  # the sender's clock includes the receiver's ack
+        alg = by_rank[0].get("algbw_gbps")
+    else:
+        bw = min(r.get("busbw_gbps") or 0.0 for r in recs)
+        alg = min(r.get("algbw_gbps") or 0.0 for r in recs)
+    status = "wrong" if wrong else "ok"
+    return PairResult(status=status, busbw_gbps=bw, algbw_gbps=alg, wrong=wrong, **common)
+
+
+def _from_nccl_tests(spec: PairSpec, raw: RawRun, common: dict[str, Any]) -> PairResult:
+    text = "\n".join(raw.outputs)
+    try:
+        run = parse_nccl_tests(text, source=f"{spec.src}->{spec.dst}")
+    except ParseError as exc:
+        return PairResult(status="error", busbw_gbps=None, error=str(exc), **common)
+    status = "wrong" if run.wrong else ("ok" if raw.status == "ok" else "error")
+    return PairResult(
+        status=status, busbw_gbps=run.peak_busbw_gbps(), algbw_gbps=run.peak_algbw_gbps(), wrong=run.wrong,
+        error=None if status != "error" else _tail(raw.errors), **common,
+    )  # fmt: skip
+
+
+def run_pair(launcher: Launcher, spec: PairSpec, timeout_s: float = 120.0) -> PairResult:
+    """Run one pair test with ``launcher``; never raises for a failed or hung test."""
+    try:
+        procs = launcher.procs(spec, timeout_s)
+    except ProbeError as exc:
+        return PairResult(src=spec.src, dst=spec.dst, status="error", busbw_gbps=None,
+                          expected_gbps=spec.expected_gbps, round=spec.round, test=spec.test, error=str(exc))  # fmt: skip
+    return pair_result(spec, run_procs(procs, timeout_s))

@@ -1,0 +1,1 @@
+"""infiniband-diags and ibsim: a runner through the exec seam, and one pure parser per tool."""

@@ -1,0 +1,162 @@
+"""Parse ``iblinkinfo`` into PortStates with trained and supported width and speed."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from fabricdoc.probes.ib.common import whole_lines
+
+from fabricdoc.errors import ParseError
+from fabricdoc.model.ib import guid_id
+from fabricdoc.model.records import PortRef, PortState
+
+_ILI_SWITCH = re.compile(r"^Switch:\s+(0x[0-9a-fA-F]+)\s+(.*):$")
+_ILI_CA = re.compile(r"^(CA|Router):\s+(.*):$")
+_ILI_PORT = re.compile(
+    r"^(?:(0x[0-9a-fA-F]+)\s+)?(\d+)\s+(\d+)\[[^\]]*\]\s+==\(\s*(.*?)\s*\)==>\s*(.*)$"
+)
+_ILI_LINK = re.compile(
+    r"^(?:(\d+)X\s+([\d.]+)\s+Gbps(?:\s+\(\w+\))?\s+)?(\w+)/\s*(\w+)$"
+)
+_ILI_REMOTE = re.compile(r'^(?:(0x[0-9a-fA-F]+)\s+)?(\d+)?\s*(\d+)?\[[^\]]*\]\s+"(.*)"\s+\((.*)\)$')
+_ILI_UNAVAILABLE = re.compile(r'^"Port not available"$')
+_STATE_NAMES = {"Initialize": "Init", "Init": "Init", "Down": "Down", "Armed": "Armed", "Active": "Active"}
+
+
+@dataclass(frozen=True)
+class IbLinkInfoPort:
+    """One iblinkinfo port line, unresolved: LIDs as printed."""
+
+    node_guid: str | None  # switches: the switch GUID; CAs: None (use port_guid)
+    port_guid: str | None  # CAs print their port GUID first
+    description: str
+    lid: int
+    port: int
+    state: str
+    phys_state: str
+    lanes: int | None
+    lane_gbps: float | None
+    could_be_lanes: int | None
+    could_be_gbps: float | None
+    remote_lid: int | None
+    remote_port: int | None
+    remote_description: str
+
+
+def parse_iblinkinfo_lines(text: str, source: str = "iblinkinfo") -> list[IbLinkInfoPort]:
+    """The raw port lines of ``iblinkinfo`` (default format), in order."""
+    out: list[IbLinkInfoPort] = []
+    node_guid: str | None = None
+    desc = ""
+    in_node = False
+    ports_here = header_no = 0
+    header = ""
+    lines = whole_lines(text, source)
+    for no, raw in enumerate(lines, 1):
+        line = raw.strip()
+        if not line:
+            continue
+        m = _ILI_SWITCH.match(line) or _ILI_CA.match(line)
+        if m:
+            if in_node and ports_here == 0:
+                raise ParseError(source, header_no, header, "node header without port lines")
+            if m.re is _ILI_SWITCH:
+                node_guid, desc = guid_id(m.group(1)), m.group(2)
+            else:
+                node_guid, desc = None, m.group(2)
+            in_node, ports_here, header_no, header = True, 0, no, raw
+            continue
+        m = _ILI_PORT.match(line)
+        if not m or not in_node:
+            raise ParseError(source, no, raw, "not an iblinkinfo node or port line")
+        port_guid = guid_id(m.group(1)) if m.group(1) else None
+        link = _ILI_LINK.match(m.group(4))
+        far = m.group(5).strip()
+        remote = _ILI_REMOTE.match(far)
+        if remote is None and _ILI_UNAVAILABLE.match(far):
+            # The link is up but the far end does not answer MADs (ibsim: Error "node"[port] 100).
+            remote = _ILI_REMOTE.match('[  ] "" ( )')
+        if not link or not remote:
+            raise ParseError(source, no, raw, "cannot read the link state or the remote end")
+        state = _STATE_NAMES.get(link.group(3))
+        if state is None:
+            raise ParseError(source, no, raw, f"unknown port state {link.group(3)!r}")
+        ports_here += 1
+        hint = remote.group(5)
+        cw = re.search(r"Could be\s+(?:(\d+)X)?\s*(?:([\d.]+)\s*Gbps)?", hint)
+        out.append(
+            IbLinkInfoPort(
+                node_guid=node_guid,
+                port_guid=port_guid,
+                description=desc,
+                lid=int(m.group(2)),
+                port=int(m.group(3)),
+                state=state,
+                phys_state=link.group(4),
+                lanes=int(link.group(1)) if link.group(1) else None,
+                lane_gbps=float(link.group(2)) if link.group(2) else None,
+                could_be_lanes=int(cw.group(1)) if cw and cw.group(1) else None,
+                could_be_gbps=float(cw.group(2)) if cw and cw.group(2) else None,
+                remote_lid=int(remote.group(2)) if remote.group(2) and remote.group(3) else None,
+                remote_port=int(remote.group(3)) if remote.group(3) else (int(remote.group(2)) if remote.group(2) else None),
+                remote_description=remote.group(4),
+            )
+        )
+    if not out:
+        raise ParseError(source, 0, "", "no port lines (empty or truncated output)")
+    if in_node and ports_here == 0:
+        raise ParseError(source, header_no, header, "node header without port lines: output ends early")
+    return out
+
+
+def parse_iblinkinfo(
+    text: str,
+    source: str = "iblinkinfo",
+    *,
+    port_guid_to_node: Mapping[str, PortRef] | None = None,
+    lid_to_port: Mapping[int, PortRef] | None = None,
+) -> list[PortState]:
+    """Parse ``iblinkinfo`` into one PortState per port.
+
+    ``lanes``/``lane_gbps`` are what the port trained at; ``max_*`` what iblinkinfo
+    says both ends could do (its "Could be" hint), else the trained values.
+    ``port_guid_to_node`` (from ibnetdiscover) turns a CA's port GUID into its node
+    GUID; ``lid_to_port`` resolves the remote end into ``peer``.
+    """
+    guids = port_guid_to_node or {}
+    lids = lid_to_port or {}
+    states: list[PortState] = []
+    for rec in parse_iblinkinfo_lines(text, source):
+        if rec.node_guid is not None:
+            node = rec.node_guid
+        elif rec.port_guid is not None and rec.port_guid in guids:
+            node = guids[rec.port_guid].node
+        else:
+            node = rec.port_guid or f"lid:{rec.lid}"
+        peer = None
+        if rec.remote_lid is not None and rec.remote_port is not None:
+            at = lids.get(rec.remote_lid)
+            if at is not None:
+                # A switch answers on port 0's LID: the remote port number is the one printed.
+                peer = PortRef(at.node, rec.remote_port if at.port == 0 else at.port)
+            else:
+                peer = PortRef(f"lid:{rec.remote_lid}", rec.remote_port)
+        up = rec.state != "Down"
+        states.append(
+            PortState(
+                node=node,
+                port=rec.port,
+                state=rec.state,
+                phys_state=rec.phys_state,
+                lanes=rec.lanes,
+                lane_gbps=rec.lane_gbps,
+                max_lanes=(rec.could_be_lanes or rec.lanes) if up else None,
+                max_lane_gbps=(rec.could_be_gbps or rec.lane_gbps) if up else None,
+                peer=peer,
+                source="iblinkinfo",
+            )
+        )
+    return states
+

@@ -1,0 +1,1 @@
+"""Shared test helpers: one wait_for, report builders, the netns lab, the NVML stand-in."""

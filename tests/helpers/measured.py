@@ -1,0 +1,59 @@
+"""The AllReduce-model measurement shared by the gloo lab test and the check of its capture.
+
+Four hosts, two leaves, two spines, every cable 100 Mbit/s; one leaf-spine cable at
+25 Mbit/s, either the cable gloo's ring crosses (gloo's ring sends to rank-1, and
+routes are destination-based, so that is the route node0003 -> node0002) or one it
+does not cross. The model's prediction is its now/nominal busbw ratio (ring_step=-1).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import tests.helpers.allreduce_worker as allreduce_worker
+from fabricdoc.fabric.generators import fat_tree_2
+from fabricdoc.impact.busbw import ImpactModel
+from fabricdoc.model.records import PortRef
+from tests.helpers.paths import DATA
+
+WORKER = Path(allreduce_worker.__file__)
+CAPTURE = DATA / "gloo" / "allreduce_shaped_link"
+RATE_MBIT, SLOW_MBIT = 100.0, 25.0
+SIZE = 4 << 20
+
+
+def lab_fabric():
+    return fat_tree_2(leaves=2, spines=2, hosts_per_leaf=2, lanes=1, lane_gbps=RATE_MBIT / 1000)
+
+
+def uplinks(fabric, src: str, dst: str):
+    path = fabric.path(PortRef(src, 1), PortRef(dst, 1))
+    return [k for k in path if {fabric.nodes[k.a.node].kind, fabric.nodes[k.b.node].kind} == {"switch"}]
+
+
+def on_ring(fabric):
+    """The cable leaving leaf02 on gloo's ring edge node0003 -> node0002."""
+    return uplinks(fabric, "node0003", "node0002")[0]
+
+
+def off_ring(fabric):
+    """A leaf-spine cable no edge of gloo's ring crosses (in either direction)."""
+    used = set(uplinks(fabric, "node0003", "node0002")) | set(uplinks(fabric, "node0001", "node0004"))
+    return next(k for k in sorted(fabric.links, key=str)
+                if k not in used and {fabric.nodes[k.a.node].kind, fabric.nodes[k.b.node].kind} == {"switch"})
+
+
+def busbw(records: list[dict]) -> float:
+    assert all(r["wrong"] == 0 for r in records)
+    return min(r["busbw_gbps"] for r in records)  # the slowest rank finishes the collective
+
+
+def predicted_ratio(pick) -> float:
+    fabric = lab_fabric()
+    fabric.links[pick(fabric)].lane_gbps = SLOW_MBIT / 1000  # trained rate; max_lane_gbps stays the healthy rate
+    model = ImpactModel(fabric, ring_step=-1)
+    return model.busbw(state="now") / model.busbw(state="nominal")
+
+
+def check(measured: float, predicted: float) -> None:
+    assert abs(measured - predicted) <= 0.2 * predicted, (measured, predicted)

@@ -1,0 +1,107 @@
+"""`fabricdoc sweep --fabric roce` on real kernel networking: hosts are network namespaces
+joined through a bridge namespace by veth pairs; one host's cable is flapped while the
+sweep's probes watch, and the report must name exactly that cable as flapping."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+
+import pytest
+
+pytestmark = pytest.mark.netns
+
+PREFIX = "fdr"
+HOSTS = ("h1", "h2", "h3")
+
+
+def sh(*argv, check=True):
+    return subprocess.run(list(argv), capture_output=True, text=True, timeout=30, check=check)
+
+
+def _teardown():
+    for name in [f"{PREFIX}-{h}" for h in (*HOSTS, "sw")]:
+        sh("ip", "netns", "del", name, check=False)
+
+
+@pytest.fixture
+def lab(tmp_path):
+    if os.geteuid() != 0 or shutil.which("ip") is None:
+        pytest.skip("needs root and iproute2")
+    _teardown()
+    try:
+        sw = f"{PREFIX}-sw"
+        sh("ip", "netns", "add", sw)
+        sh("ip", "-n", sw, "link", "add", "br0", "type", "bridge")
+        sh("ip", "-n", sw, "link", "set", "br0", "up")
+        nodes = ["  - {id: sw, kind: switch, ports: 3}"]
+        links = []
+        for i, h in enumerate(HOSTS, 1):
+            ns = f"{PREFIX}-{h}"
+            sh("ip", "netns", "add", ns)
+            sh("ip", "link", "add", f"{PREFIX}{i}h", "netns", ns, "type", "veth", "peer", "name", f"{PREFIX}{i}s", "netns", sw)
+            sh("ip", "-n", ns, "link", "set", f"{PREFIX}{i}h", "up")
+            sh("ip", "-n", ns, "addr", "add", f"10.77.0.{i}/24", "dev", f"{PREFIX}{i}h")
+            sh("ip", "-n", sw, "link", "set", f"{PREFIX}{i}s", "master", "br0", "up")
+            nodes.append(f"  - {{id: {h}, kind: host, ports: 1, attrs: {{netns: {ns}, ifnames: {{1: {PREFIX}{i}h}}, addresses: {{1: 10.77.0.{i}}}}}}}")
+            links.append(f'  - {{a: "sw[{i}]", b: "{h}[1]", lanes: 1, lane_gbps: 10}}')
+        fabric = tmp_path / "roce.yaml"
+        fabric.write_text("name: roce-lab\nnodes:\n" + "\n".join(nodes) + "\nlinks:\n" + "\n".join(links) + "\n")
+        yield fabric
+    finally:
+        _teardown()
+
+
+def sweep(fabric, *extra, timeout=120):
+    return subprocess.Popen(
+        [sys.executable, "-m", "fabricdoc", "sweep", "--fabric", "roce", "--topology", str(fabric),
+         "--launcher", "netns", "--no-bandwidth", "--json", "--quiet", *extra],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+
+
+def test_a_flapping_host_cable_is_named_and_healthy_cables_are_not(lab):
+    proc = sweep(lab, "--interval", "6")
+    stop = threading.Event()
+    flaps = 0
+
+    def flapper():
+        # Flap until the sweep exits, so the flaps fall inside every probe's watch window
+        # however late the probes start; the closing sample may catch the port down.
+        nonlocal flaps
+        while not stop.is_set() and proc.poll() is None:
+            sh("ip", "-n", f"{PREFIX}-h2", "link", "set", f"{PREFIX}2h", "down")
+            stop.wait(0.3)
+            sh("ip", "-n", f"{PREFIX}-h2", "link", "set", f"{PREFIX}2h", "up")
+            flaps += 1
+            stop.wait(0.3)
+
+    t = threading.Thread(target=flapper)
+    t.start()
+    try:
+        out, err = proc.communicate(timeout=120)
+    finally:
+        stop.set()
+        t.join()
+    assert proc.returncode == 1, err
+    report = json.loads(out)
+    assert all(p["status"] == "ok" for p in report["probes"] if p["probe"] == "probe"), report["probes"]
+    flapping = [f for f in report["findings"] if f["fault"] == "flapping"]
+    seen = [(f["name"], f["fault"]) for f in report["findings"]]
+    assert [sorted(map(tuple, f["endpoints"])) for f in flapping] == [[("h2", 1), ("sw", 2)]], seen
+    assert not [f for f in report["findings"] if "h1" in f["node_ids"] or "h3" in f["node_ids"]]
+    events = [e for e in flapping[0]["evidence"] if e["type"] == "event"]
+    assert events and events[0]["flaps"] >= 2
+    assert [d["node"] for d in report["drain"]] == ["h2"]
+
+
+def test_a_host_whose_namespace_is_gone_is_reported_and_the_others_kept(lab):
+    sh("ip", "netns", "del", f"{PREFIX}-h3")
+    proc = sweep(lab, "--interval", "1")
+    out, err = proc.communicate(timeout=120)
+    report = json.loads(out)
+    status = {p["target"]: p["status"] for p in report["probes"] if p["probe"] == "probe"}
+    assert status["h1"] == "ok" and status["h2"] == "ok" and status["h3"] == "error"
+    assert report["verdict"] == "pass"

@@ -1,0 +1,122 @@
+"""drain and resume against a real slurmctld with fake slurmd nodes, read back with sinfo -R."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fabricdoc.cli.main import main
+from fabricdoc.fabric.generators import fat_tree_2
+from tests.helpers.reports import HOST_RULE, make_report
+from tests.helpers.waiting import wait_for
+
+pytestmark = pytest.mark.slurm
+
+
+def _args(slurm, *extra: str) -> list[str]:
+    return ["--host-rule", *HOST_RULE, "--slurm-conf", str(slurm.conf), *extra]
+
+
+def test_report_with_two_bad_nodes_drains_exactly_those_two_with_the_reason(slurm, report_file, capsys):
+    rep = report_file(bad_hosts=["node0001", "node0003"])
+    assert main(["drain", str(rep), *_args(slurm, "--apply")]) == 1
+    reasons = slurm.reasons()
+    assert set(reasons) == {"fdsl-node0001", "fdsl-node0003"}
+    for node, fid in (("fdsl-node0001", "F001"), ("fdsl-node0003", "F002")):
+        assert reasons[node].startswith("fabricdoc: nic down")
+        assert fid in reasons[node]
+    states = slurm.states()
+    assert states["fdsl-node0002"] == "idle" and states["fdsl-node0004"] == "idle"
+    assert {states["fdsl-node0001"], states["fdsl-node0003"]} == {"drained"}
+    out = capsys.readouterr().out
+    assert 'scontrol update nodename=fdsl-node0001 state=drain reason="fabricdoc: nic down [F001]"  # ok' in out
+
+
+def test_without_apply_drain_prints_commands_and_changes_nothing(slurm, report_file, capsys):
+    rep = report_file(bad_hosts=["node0002"])
+    assert main(["drain", str(rep), *_args(slurm)]) == 1
+    assert capsys.readouterr().out.strip() == (
+        'scontrol update nodename=fdsl-node0002 state=drain reason="fabricdoc: nic down [F001]"'
+    )
+    assert slurm.reasons() == {}
+
+
+def test_later_clean_report_resumes_the_drained_nodes(slurm, report_file):
+    bad = report_file("bad.json", bad_hosts=["node0001", "node0003"])
+    clean = report_file("clean.json")
+    assert main(["drain", str(bad), *_args(slurm, "--apply")]) == 1
+    assert set(slurm.reasons()) == {"fdsl-node0001", "fdsl-node0003"}
+    assert main(["resume", str(clean), *_args(slurm, "--apply")]) == 0
+    assert slurm.reasons() == {}
+    # Slurm marks a resumed node "idle*" (not responding) until its next ping answers.
+    wait_for(slurm.all_idle, 30, "resumed nodes to be idle")
+
+
+def test_resume_keeps_a_node_still_faulty_and_leaves_an_admin_drain_alone(slurm, report_file, capsys):
+    bad = report_file("bad.json", bad_hosts=["node0001", "node0003"])
+    later = report_file("later.json", bad_hosts=["node0003"])
+    assert main(["drain", str(bad), *_args(slurm, "--apply")]) == 1
+    slurm.run("scontrol", "update", "nodename=fdsl-node0004", "state=drain", "reason=disk swap (admin)")
+    capsys.readouterr()
+    assert main(["resume", str(later), *_args(slurm, "--apply", "--json")]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [a["node"] for a in doc["actions"]] == ["fdsl-node0001"]
+    assert doc["actions"][0]["applied"] is True
+    reasons = slurm.reasons()
+    assert set(reasons) == {"fdsl-node0003", "fdsl-node0004"}
+    assert reasons["fdsl-node0004"] == "disk swap (admin)"
+
+
+def test_resume_since_an_earlier_report_uses_its_drain_list(slurm, report_file):
+    bad = report_file("bad.json", bad_hosts=["node0002"])
+    clean = report_file("clean.json")
+    assert main(["drain", str(bad), *_args(slurm, "--apply")]) == 1
+    assert main(["resume", str(clean), "--since", str(bad), *_args(slurm, "--apply")]) == 0
+    assert slurm.reasons() == {}
+
+
+def test_node_name_with_shell_metacharacters_is_refused_and_never_executed(slurm, tmp_path: Path, capsys):
+    marker = tmp_path / "pwned"
+    fabric = fat_tree_2(leaves=2, spines=1, hosts_per_leaf=2)
+    evil = f"node0002;touch {marker};$(touch {marker})`touch {marker}`"
+    fabric.nodes["node0002"].attrs["host"] = evil
+    path = tmp_path / "evil.json"
+    make_report(bad_hosts=["node0001", "node0002"], fabric=fabric).save(path)
+    assert main(["drain", str(path), *_args(slurm, "--apply")]) == 2
+    captured = capsys.readouterr()
+    assert "refused" in captured.err and "refusing node name" in captured.err
+    assert "fdsl-node0001" in captured.out and "touch" not in captured.out
+    assert not marker.exists()
+    # The good node was drained; the refused one reached neither a shell nor Slurm.
+    assert set(slurm.reasons()) == {"fdsl-node0001"}
+
+
+def test_scontrol_failure_on_an_unknown_node_is_reported_and_the_rest_still_run(slurm, report_file, capsys):
+    rep = report_file(bad_hosts=["node0001", "node0002"])
+    # Map node0002 to a name Slurm does not know: that call fails, node0001 still drains.
+    mapfile = rep.parent / "map.txt"
+    mapfile.write_text("# fabric  slurm\nnode0002 fdsl-nosuch\n")
+    assert main(["drain", str(rep), "--map", str(mapfile), *_args(slurm, "--apply")]) == 2
+    out = capsys.readouterr().out
+    assert "fdsl-nosuch" in out and "FAILED" in out and "Invalid node name" in out
+    assert set(slurm.reasons()) == {"fdsl-node0001"}
+
+
+def test_a_real_demo_sweep_report_drains_its_hosts_in_slurm(slurm, tmp_path, capsys):
+    rep_path = tmp_path / "sweep.json"
+    assert main(["sweep", "--fabric", "demo", "-o", str(rep_path), "--quiet"]) == 1
+    from fabricdoc.report.report import Report
+
+    drain = Report.load(rep_path).drain
+    assert 1 <= len(drain) <= len(slurm.nodes)
+    # The demo fabric names hosts node00NN; map its drained hosts onto this test's Slurm nodes.
+    mapping = {d.node: slurm.nodes[i] for i, d in enumerate(drain)}
+    mapfile = tmp_path / "map.yaml"
+    mapfile.write_text("names:\n" + "".join(f"  {k}: {v}\n" for k, v in mapping.items()))
+    capsys.readouterr()
+    assert main(["drain", str(rep_path), "--map", str(mapfile), "--slurm-conf", str(slurm.conf), "--apply"]) == 1
+    reasons = slurm.reasons()
+    assert set(reasons) == set(mapping.values())
+    assert all(r.startswith("fabricdoc: ") for r in reasons.values())

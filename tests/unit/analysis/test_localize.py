@@ -1,0 +1,168 @@
+"""Localization over simulated sweeps: one fault named exactly; several with high precision/recall."""
+
+import numpy as np
+import pytest
+
+from fabricdoc.analysis.localize import localize
+from fabricdoc.bandwidth.plan import plan_sweep
+from fabricdoc.fabric.faults import Fault
+from fabricdoc.fabric.generators import fat_tree_2, fat_tree_3, rail_optimized
+from fabricdoc.model.evidence import CounterEvidence, FlapEvidence, SlowPairsEvidence
+from fabricdoc.model.records import LinkKey, PortRef
+from fabricdoc.report.report import Report
+from fabricdoc.sources.sim.simulator import Simulator, random_faults
+
+KINDS = ("slow", "degraded", "lossy", "down", "flapping", "congested")
+FABRICS = {
+    "fat-tree-2": lambda: fat_tree_2(8, 4, 4),
+    "fat-tree-3": lambda: fat_tree_3(8),
+    "rail-optimized": lambda: rail_optimized(4, 4, 8, 4),
+}
+
+
+def named_links(findings):
+    out = set()
+    for f in findings:
+        if f.kind in ("link", "nic") and f.endpoints:
+            out.add(LinkKey.of(PortRef(f.node_ids[0], f.endpoints[0][1]), PortRef(f.node_ids[1], f.endpoints[1][1])))
+    return out
+
+
+def run(fabric, plan, faults, seed):
+    result = Simulator(fabric, faults, seed=seed).run(plan.rounds)
+    return result, localize(result.observed, result.observations)
+
+
+@pytest.fixture(scope="module", params=sorted(FABRICS))
+def fabric_and_plan(request):
+    fabric = FABRICS[request.param]()
+    return fabric, plan_sweep(fabric)
+
+
+def test_a_healthy_fabric_has_no_findings(fabric_and_plan):
+    fabric, plan = fabric_and_plan
+    _, findings = run(fabric, plan, [], seed=3)
+    assert findings == []
+
+
+def test_any_single_faulty_link_is_named_exactly(fabric_and_plan):
+    fabric, plan = fabric_and_plan
+    for seed in range(25):
+        faults = random_faults(fabric, 1, np.random.default_rng(seed), KINDS)
+        result, findings = run(fabric, plan, faults, seed)
+        assert named_links(findings) == result.faulty_links, (seed, faults, [(f.name, f.fault) for f in findings])
+
+
+def test_a_slow_link_no_counter_shows_is_found_by_tomography_alone(fabric_and_plan):
+    fabric, plan = fabric_and_plan
+    for seed in range(15):
+        faults = random_faults(fabric, 1, np.random.default_rng(100 + seed), ("slow",))
+        result, findings = run(fabric, plan, faults, seed)
+        assert named_links(findings) == result.faulty_links
+        (finding,) = findings
+        assert finding.fault == "degraded_bandwidth"
+        assert {e.kind for e in finding.evidence} == {"pairs"}
+
+
+@pytest.mark.parametrize("count", [2, 3])
+def test_two_or_three_faults_keep_precision_and_recall_above_09(fabric_and_plan, count):
+    fabric, plan = fabric_and_plan
+    tp = named = truth = 0
+    for seed in range(30):
+        faults = random_faults(fabric, count, np.random.default_rng(1000 * count + seed), KINDS)
+        result, findings = run(fabric, plan, faults, seed)
+        got = named_links(findings)
+        tp += len(got & result.faulty_links)
+        named += len(got)
+        truth += len(result.faulty_links)
+    precision, recall = tp / max(named, 1), tp / truth
+    print(f"{count} faults: precision {precision:.3f} recall {recall:.3f}")
+    assert precision >= 0.9 and recall >= 0.9
+
+
+def test_symbol_errors_on_one_port_blame_that_link_with_the_counter_as_evidence():
+    fabric = fat_tree_2(4, 2, 2)
+    faults = [Fault("lossy", port=PortRef("leaf03", 4), rate_per_hour=50_000)]
+    result, findings = run(fabric, plan_sweep(fabric), faults, 0)
+    (f,) = findings
+    assert f.fault == "symbol_errors" and f.kind == "link"
+    assert sorted(f.endpoints) == [("leaf03", 4), ("spine02", 3)]
+    counter = f.evidence_of(CounterEvidence)
+    assert any(c.counter == "symbol_errors" and c.node == "leaf03" and c.delta > 0 for c in counter)
+
+
+def test_a_dead_leaf_is_one_switch_finding_and_its_hosts_are_drained():
+    fabric = fat_tree_2(4, 2, 2)
+    result, findings = run(fabric, plan_sweep(fabric), [Fault("dead_switch", switch="leaf02")], 0)
+    switch = [f for f in findings if f.kind == "switch"]
+    assert [(f.name, f.fault) for f in switch] == [("leaf02", "dead")]
+    assert not [f for f in findings if f.kind == "link"]
+    report = Report.build(result.observed, findings, result.observations)
+    assert sorted(d.node for d in report.drain) == ["node0003", "node0004"]
+
+
+def test_a_bad_nic_is_named_as_the_hosts_nic_and_drained():
+    fabric = fat_tree_2(4, 2, 2)
+    result, findings = run(fabric, plan_sweep(fabric), [Fault("bad_nic", port=PortRef("node0006", 1))], 0)
+    (f,) = findings
+    assert f.kind in ("nic", "link") and "node0006" in f.node_ids
+    report = Report.build(result.observed, findings, result.observations)
+    assert [d.node for d in report.drain] == ["node0006"]
+
+
+def test_corrupted_data_blames_the_common_host_port():
+    from fabricdoc.model.records import Observations, PairResult
+
+    fabric = fat_tree_2(2, 2, 2)
+    bad = PortRef("node0002", 1)
+    pairs = [
+        PairResult(bad, PortRef("node0003", 1), "wrong", 90.0, 92.0, wrong=12),
+        PairResult(PortRef("node0004", 1), bad, "wrong", 90.0, 92.0, wrong=3),
+        PairResult(PortRef("node0001", 1), PortRef("node0004", 1), "ok", 91.0, 92.0),
+    ]
+    findings = localize(fabric, Observations(pairs=pairs))
+    (f,) = findings
+    assert f.fault == "data_corruption" and f.node_ids == ["node0002"] and f.severity == "critical"
+
+
+def test_equally_likely_suspects_are_named_and_all_get_retested():
+    from fabricdoc.analysis.suspects import retest_suspects
+    from fabricdoc.model.records import Observations, PairResult
+
+    # One test only, through node0001's cable, leaf01->spine, spine->leaf02 and node0003's cable:
+    # every link on it is equally to blame.
+    fabric = fat_tree_2(2, 1, 2)
+    src, dst = PortRef("node0001", 1), PortRef("node0003", 1)
+    path = fabric.path(src, dst)
+    obs = Observations(pairs=[PairResult(src, dst, "ok", 40.0, 92.0)])
+    (finding,) = localize(fabric, obs)
+    (ev,) = finding.evidence_of(SlowPairsEvidence)
+    assert ev.equivalent_suspects == len(path) == 4
+    assert finding.confidence <= 0.25
+    assert set(retest_suspects(fabric, [finding])) == set(path)
+
+
+def _watched_link(downs: int):
+    from fabricdoc.model.records import LinkEvent, Observations, PortState
+
+    fabric = fat_tree_2(2, 2, 2)
+    events = []
+    for i in range(downs):
+        events.append(LinkEvent("node0002", 1, 100.0 + i, "down"))
+        if i < downs - 1:
+            events.append(LinkEvent("node0002", 1, 100.5 + i, "up"))
+    # The closing sample caught the port after its last down.
+    obs = Observations(states=[PortState("node0002", 1, "down", source="netlink")], events=events)
+    return localize(fabric, obs)
+
+
+def test_a_link_sampled_down_between_repeated_flaps_is_named_flapping_with_the_state_as_evidence():
+    (f,) = _watched_link(4)
+    assert f.fault == "flapping" and "node0002" in f.node_ids
+    assert {e.kind for e in f.evidence} == {"state", "event"}
+    assert [e.flaps for e in f.evidence_of(FlapEvidence)] == [4]
+
+
+def test_a_link_that_went_down_once_and_stayed_down_is_named_down():
+    (f,) = _watched_link(1)
+    assert f.fault == "down"

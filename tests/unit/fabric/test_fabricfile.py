@@ -1,0 +1,81 @@
+"""Fabric and fault files: good ones load, bad ones name file and line."""
+
+import pytest
+
+from fabricdoc.errors import ConfigError, FabricdocError
+from fabricdoc.fabric.fabricfile import faults_from_yaml
+from fabricdoc.fabric.generators import fat_tree_2
+from fabricdoc.sources.fabrics import load_fabric
+
+
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_the_demo_fabric_is_bundled_with_its_faults():
+    fabric, faults = load_fabric("demo")
+    assert fabric.summary() == {"hosts": 32, "switches": 12, "links": 64}
+    assert {f.kind for f in faults} == {"lossy", "degraded", "slow", "flapping"}
+
+
+def test_listed_nodes_and_links_load(tmp_path):
+    path = write(tmp_path, "f.yaml", """
+name: tiny
+nodes:
+  - {id: sw1, kind: switch, ports: 4}
+  - {id: a, kind: host, ports: 1}
+  - {id: b, kind: host, ports: 1, label: "b mlx5_0"}
+links:
+  - {a: "sw1[1]", b: "a[1]"}
+  - {a: "sw1[2]", b: "b[1]", lanes: 2, max_lanes: 4}
+""")
+    fabric, faults = load_fabric(str(path))
+    assert fabric.summary() == {"hosts": 2, "switches": 1, "links": 2}
+    assert fabric.link_at(fabric.resolve_port("b mlx5_0", 1)).lanes == 2
+    assert faults == []
+
+
+def test_a_link_to_an_unknown_port_names_file_and_line(tmp_path):
+    path = write(tmp_path, "f.yaml", """name: tiny
+nodes:
+  - {id: sw1, kind: switch, ports: 4}
+  - {id: a, kind: host, ports: 1}
+links:
+  - {a: "sw1[1]", b: "a[1]"}
+  - {a: "sw1[9]", b: "a[1]"}
+""")
+    with pytest.raises(ConfigError, match=r"f\.yaml:7: .*has no port 9"):
+        load_fabric(str(path))
+
+
+def test_a_fault_naming_a_missing_switch_names_file_and_line(tmp_path):
+    path = write(tmp_path, "faults.yaml", """faults:
+  - {kind: lossy, port: "leaf01[3]"}
+  - {kind: dead_switch, switch: spine77}
+""")
+    with pytest.raises(ConfigError, match=r"faults\.yaml:3: unknown node 'spine77'"):
+        faults_from_yaml(path, fat_tree_2(2, 2, 2))
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("name: x\ngenerator: fat_tree_2\nparams: {leaves: 2, colour: red}\n", r":3: bad params for fat_tree_2"),
+        ("name: x\ngenerator: torus\n", r":1: unknown generator 'torus'"),
+        ("name: x\nnodez: []\n", r":1: unknown key 'nodez'"),
+        ("name: [x\n", r":2: invalid YAML"),
+        ("name: x\nnodes:\n  - {id: a, kind: router, ports: 1}\n", r":3: node kind must be host or switch"),
+    ],
+)
+def test_bad_fabric_files_are_one_line_with_file_and_line(tmp_path, text, message):
+    path = write(tmp_path, "f.yaml", text)
+    with pytest.raises(ConfigError, match=message) as info:
+        load_fabric(str(path))
+    assert str(path) in str(info.value)
+
+
+def test_unknown_bundled_name_lists_what_is_shipped():
+    with pytest.raises(FabricdocError, match="shipped: .*demo"):
+        load_fabric("nosuchfabric")

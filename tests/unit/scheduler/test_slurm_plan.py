@@ -1,0 +1,157 @@
+"""Name mapping, name checks, reason sanitizing, command text and sinfo parsing (no Slurm needed)."""
+
+from __future__ import annotations
+
+import shlex
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from fabricdoc.errors import ConfigError, ParseError
+from fabricdoc.report.drain import DrainEntry
+from fabricdoc.scheduler.names import HostRule, NameMap, load_name_map
+from fabricdoc.scheduler.slurm import (
+    REASON_MAX_CHARS,
+    UnsafeNodeName,
+    check_node_name,
+    drain_argv,
+    fabricdoc_drained,
+    format_argv,
+    plan_drain,
+    plan_resume,
+    sanitize_reason,
+)
+from fabricdoc.sources.slurm import parse_sinfo_reasons
+from tests.helpers.paths import DATA as DATA_ROOT
+from tests.helpers.reports import make_report
+
+DATA = DATA_ROOT / "sinfo" / "reasons"
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["node1;reboot", "$(id)", "`id`", "a b", "n[1-4]", "n1,n2", "-rf", "x|y", "a=b", "", "ALL", "n\n1", "ünï", "a'b", "a>b"],
+)
+def test_unsafe_node_names_are_refused(name):
+    with pytest.raises(UnsafeNodeName, match="refusing node name"):
+        check_node_name(name)
+
+
+@pytest.mark.parametrize("name", ["node0001", "gpu-a100-017", "dgx01.cluster.local", "n_1"])
+def test_plain_hostnames_pass(name):
+    assert check_node_name(name) == name
+
+
+@given(st.text(min_size=1, max_size=40))
+def test_any_accepted_name_has_only_hostname_characters(name):
+    try:
+        check_node_name(name)
+    except UnsafeNodeName:
+        return
+    assert set(name) <= set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+    assert name[0].isalnum()
+
+
+@given(st.text(max_size=400))
+def test_reasons_are_prefixed_bounded_and_free_of_shell_characters(text):
+    reason = sanitize_reason(text)
+    assert reason.startswith("fabricdoc: ")
+    assert len(reason) <= REASON_MAX_CHARS
+    assert not set(reason) & set("$`\\\"'!&|<>*?{}~\n\t")
+
+
+@given(st.lists(st.text(min_size=1, max_size=30), min_size=1, max_size=5), st.text(max_size=200))
+def test_printed_command_splits_back_to_the_exact_argv(extra, text):
+    argv = (*drain_argv("node0001", sanitize_reason(text)), *extra)
+    assert shlex.split(format_argv(argv)) == list(argv)
+
+
+def test_text_map_takes_the_last_column_so_fabric_names_may_have_spaces(tmp_path):
+    p = tmp_path / "map.txt"
+    p.write_text("# ib description   slurm\nnode0001 mlx5_0   gpu001\n\nnode0002 mlx5_0 gpu002  # trailing\n")
+    m = load_name_map(p)
+    assert m.to_slurm("node0001 mlx5_0") == "gpu001"
+    assert m.to_slurm("node0002 mlx5_0") == "gpu002"
+    assert m.to_slurm("other") == "other"
+
+
+def test_text_map_line_with_one_column_names_file_and_line(tmp_path):
+    p = tmp_path / "map.txt"
+    p.write_text("a b\nlonely\n")
+    with pytest.raises(ParseError, match=r"map.txt:2"):
+        load_name_map(p)
+
+
+def test_yaml_map_with_names_and_rules_map_first_then_first_matching_rule(tmp_path):
+    p = tmp_path / "map.yaml"
+    p.write_text(
+        "names:\n  'node0001 mlx5_0': special01\n"
+        "rules:\n  - {match: '(\\S+) mlx5_\\d+', replace: '\\1'}\n  - {match: 'node(\\d+)', replace: 'gpu\\1'}\n"
+    )
+    m = load_name_map(p)
+    assert m.to_slurm("node0001 mlx5_0") == "special01"
+    assert m.to_slurm("node0002 mlx5_1") == "node0002"
+    assert m.to_slurm("node0003") == "gpu0003"
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("names: {}\nrule: []\n", "unknown key 'rule'"),
+        ("rules:\n  - {match: a, replace: b, flags: i}\n", r"rules\[0\]: unknown key 'flags'"),
+        ("rules:\n  - {match: '(', replace: b}\n", "invalid regular expression"),
+        ("names: [a, b]\n", "key 'names' must be a mapping"),
+        ("- a\n", "expected a mapping"),
+    ],
+)
+def test_bad_yaml_map_errors_name_the_file_and_key(tmp_path, text, needle):
+    p = tmp_path / "m.yaml"
+    p.write_text(text)
+    with pytest.raises(ConfigError, match=needle) as exc:
+        load_name_map(p)
+    assert str(p) in str(exc.value)
+
+
+def test_host_rule_with_bad_group_reference_is_a_config_error():
+    with pytest.raises(ConfigError, match="bad replacement"):
+        NameMap(rules=(HostRule.of("node(\\d+)", "\\2"),)).to_slurm("node1")
+
+
+def test_plan_drain_refuses_unsafe_mapped_names_and_keeps_the_rest():
+    rep = make_report(bad_hosts=["node0001"])
+    rep.drain.append(DrainEntry(node="node0009;rm -rf /", reason="nic down", findings=["F009"]))
+    actions, skipped = plan_drain(rep)
+    assert [a.node for a in actions] == ["node0001"]
+    assert actions[0].argv == (
+        "scontrol", "update", "nodename=node0001", "state=drain", "reason=fabricdoc: nic down [F001]",
+    )
+    assert len(skipped) == 1 and skipped[0].refused and "node0009;rm -rf /" in skipped[0].why
+
+
+def test_resume_only_for_nodes_the_later_report_tested_and_no_longer_drains():
+    later = make_report(bad_hosts=["node0002"])
+    actions, skipped = plan_resume(later, ["node0001", "node0002", "node0099"])
+    assert [a.node for a in actions] == ["node0001"]
+    why = {s.node: s.why for s in skipped}
+    assert "still faulty" in why["node0002"]
+    assert "not tested" in why["node0099"]
+
+
+def test_resume_without_topology_resumes_nothing():
+    later = make_report()
+    later.topology = None
+    actions, skipped = plan_resume(later, ["node0001"])
+    assert actions == [] and "no topology" in skipped[0].why
+
+
+def test_real_sinfo_reasons_parse_with_a_separator_inside_an_admin_reason():
+    got = parse_sinfo_reasons((DATA / "sinfo-R-N.txt").read_text(), "sinfo-R-N.txt")
+    assert got["fdsl-node0004"] == ("drained", "admin | disk swap; ticket 42")
+    assert got["fdsl-node0003"][1] == "fabricdoc: behind switch leaf02 (dead) [F002,F003]"
+    assert fabricdoc_drained(got) == ["fdsl-node0001", "fdsl-node0003"]
+
+
+def test_garbled_sinfo_line_is_a_parse_error_naming_the_line():
+    with pytest.raises(ParseError, match=r"sinfo:2"):
+        parse_sinfo_reasons("n1|drained|x\ngarbage\n", "sinfo")

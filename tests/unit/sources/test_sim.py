@@ -1,0 +1,73 @@
+"""The simulator: reproducible, fair sharing, faults show where they should."""
+
+import numpy as np
+import pytest
+
+from fabricdoc.bandwidth.plan import plan_sweep
+from fabricdoc.errors import TopologyError
+from fabricdoc.fabric.faults import Fault
+from fabricdoc.fabric.generators import fat_tree_2
+from fabricdoc.model.flows import maxmin
+from fabricdoc.model.records import LinkKey, PortRef
+from fabricdoc.sources.sim.simulator import EFFICIENCY, Simulator
+
+
+def test_maxmin_splits_a_shared_link_and_gives_the_rest_to_others():
+    a, b = LinkKey.of(PortRef("x", 1), PortRef("y", 1)), LinkKey.of(PortRef("y", 2), PortRef("z", 1))
+    caps = {a: 100.0, b: 30.0}
+    rates = maxmin([[(a, 0), (b, 0)], [(a, 0)], []], caps.__getitem__)
+    assert rates[0] == pytest.approx(30.0)
+    assert rates[1] == pytest.approx(70.0)
+    assert rates[2] == 0.0
+
+
+def test_same_seed_same_records():
+    fabric = fat_tree_2(4, 2, 2)
+    plan = plan_sweep(fabric)
+    faults = [Fault("slow", port=PortRef("leaf01", 3))]
+    one = Simulator(fabric, faults, seed=7).run(plan.rounds).observations
+    two = Simulator(fabric, faults, seed=7).run(plan.rounds).observations
+    assert one.pairs == two.pairs
+    assert [c.values for c in one.after] == [c.values for c in two.after]
+
+
+def test_healthy_fabric_measures_its_protocol_efficiency_of_the_line_rate():
+    fabric = fat_tree_2(4, 2, 2)
+    obs = Simulator(fabric, seed=1).run(plan_sweep(fabric).rounds).observations
+    ratios = [p.ratio for p in obs.pairs]
+    assert ratios and min(ratios) > EFFICIENCY - 0.03 and max(ratios) <= EFFICIENCY
+
+
+def test_slow_link_slows_exactly_the_pairs_through_it():
+    fabric = fat_tree_2(4, 2, 2)
+    bad = fabric.link_at(PortRef("leaf02", 3)).key
+    obs = Simulator(fabric, [Fault("slow", port=PortRef("leaf02", 3), factor=0.4)], seed=1).run(
+        plan_sweep(fabric).rounds).observations
+    for p in obs.pairs:
+        through = bad in fabric.path(p.src, p.dst)
+        assert (p.ratio < 0.5) == through
+
+
+def test_lossy_link_raises_symbol_errors_at_that_port_only():
+    fabric = fat_tree_2(2, 2, 2)
+    sim = Simulator(fabric, [Fault("lossy", port=PortRef("spine01", 2), rate_per_hour=36000)], seed=0)
+    before, after = sim.counters()
+    grew = {(b.node, b.port) for b, a in zip(before, after, strict=True)
+            if a.values["SymbolErrorCounter"] > b.values["SymbolErrorCounter"]}
+    assert grew == {("spine01", 2)}
+
+
+def test_dead_switch_takes_down_every_port():
+    fabric = fat_tree_2(2, 2, 2)
+    sim = Simulator(fabric, [Fault("dead_switch", switch="leaf01")])
+    down = {(s.node, s.port) for s in sim.port_states() if s.state == "Down"}
+    assert ("leaf01", 1) in down and len([d for d in down if d[0] == "leaf01"]) == 4
+
+
+def test_unknown_fault_kind_and_uncabled_port_are_errors():
+    fabric = fat_tree_2(2, 2, 2)
+    with pytest.raises(TopologyError, match="unknown fault kind"):
+        Simulator(fabric, [Fault("gremlins", port=PortRef("leaf01", 1))])
+    with pytest.raises(TopologyError, match="no switch"):
+        Simulator(fabric, [Fault("dead_switch", switch="spine09")])
+    assert np.isfinite(Simulator(fabric).interval_s)

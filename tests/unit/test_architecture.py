@@ -1,0 +1,60 @@
+"""The layers of DESIGN.md hold: the import-linter contract, a headless core, a light probe command."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CORE = ("model", "fabric", "sources", "bandwidth", "analysis", "impact", "report", "scheduler", "sweep", "cli")
+
+
+def _installed_layout(tmp: Path) -> Path:
+    """The package as it is installed (probes/ and tui/ inside fabricdoc/): what import-linter can walk."""
+    site = tmp / "site"
+    pkg = site / "fabricdoc"
+    ignore = shutil.ignore_patterns("__pycache__")
+    shutil.copytree(ROOT / "fabricdoc", pkg, ignore=ignore)
+    for folder in ("probes", "tui", "topologies"):
+        shutil.copytree(ROOT / folder, pkg / folder, ignore=ignore)
+    return site
+
+
+def test_the_import_contract_of_the_layers_is_kept(tmp_path):
+    exe = shutil.which("lint-imports")
+    if exe is None:
+        pytest.skip("import-linter is not installed (pip install .[test])")
+    site = _installed_layout(tmp_path)
+    r = subprocess.run([exe, str(ROOT / "pyproject.toml"), "--no-cache"], cwd=site, capture_output=True,
+                       text=True, timeout=300, env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"})
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
+    assert "0 broken" in r.stdout
+
+
+def _loaded(code: str) -> set[str]:
+    probe = code + "\nimport sys\nprint(' '.join(sorted(m.split('.')[0] for m in sys.modules)))\n"
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
+    return set(r.stdout.split())
+
+
+def test_the_core_never_loads_textual():
+    imports = "\n".join(f"import fabricdoc.{name}" for name in CORE)
+    imports += "\nimport pkgutil, importlib, fabricdoc\n"
+    imports += ("for m in pkgutil.walk_packages(fabricdoc.__path__, 'fabricdoc.'):\n"
+                "    if not m.name.startswith(('fabricdoc.tui', 'fabricdoc.__main__')):\n"
+                "        importlib.import_module(m.name)\n")
+    assert "textual" not in _loaded(imports)
+
+
+def test_importing_fabricdoc_loads_nothing_heavy():
+    loaded = _loaded("import fabricdoc; fabricdoc.__version__")
+    assert not loaded & {"numpy", "scipy", "networkx", "pandas", "yaml", "textual", "rich", "jsonschema"}
+
+
+def test_the_probe_command_imports_only_what_a_node_needs():
+    loaded = _loaded("from fabricdoc.cli.main import build_parser\nbuild_parser()\nimport fabricdoc.sources.host")
+    assert not loaded & {"numpy", "scipy", "networkx", "pandas", "textual", "jsonschema", "prometheus_client"}

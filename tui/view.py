@@ -1,0 +1,753 @@
+"""The view index: what the TUI shows, computed from a Report, without Textual.
+
+:class:`ReportIndex` is built once per report (nodes, links, findings per
+component, health); the functions below turn it into table rows, rich
+:class:`~rich.text.Text` blocks and sparkline series. Screens and widgets only
+place these on screen, so all of this is testable without a terminal, and
+importing this module never loads textual.
+
+Every string that came from the fabric (node descriptions, host names, finding
+names, evidence labels, probe errors) goes through :func:`safe`: escaped with
+:func:`fabricdoc.model.text.escape` and wrapped in a Text, so it is shown as
+typed and never parsed as markup (DataTable cells, Tree labels and Static
+parse a plain ``str``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+
+from fabricdoc.errors import FabricdocError
+from fabricdoc.model.evidence import (
+    CorruptionEvidence,
+    CounterEvidence,
+    Evidence,
+    FlapEvidence,
+    GpuEvidence,
+    SlowPairsEvidence,
+    StateEvidence,
+    SwitchLinksEvidence,
+)
+from fabricdoc.model.findings import Finding
+from fabricdoc.model.severity import SEVERITIES, Severity, worst
+from fabricdoc.model.text import escape
+from fabricdoc.report.report import Report
+
+LinkId = tuple[tuple[str, int], tuple[str, int]]
+"""A cable as its two ``(node id, port)`` ends, sorted."""
+
+SEV_STYLE = {"critical": "bold white on red", "error": "bold red", "warning": "yellow", "info": "cyan", "ok": "green"}
+HEALTH_GLYPH = {"critical": "✖", "error": "✖", "warning": "▲", "info": "●", "ok": "●"}
+VERDICT_STYLE = {"pass": "bold green", "degraded": "bold yellow", "fail": "bold white on red"}
+LEVEL_NAMES = {2: {2: "spines", 1: "leaves"}, 3: {3: "core", 2: "aggregation", 1: "edge (leaves)"}}
+NEAR_NOMINAL = 0.97  # a busbw this close to nominal is shown green
+
+
+# -- text --------------------------------------------------------------------------
+
+def safe(value: object, style: str = "") -> Text:
+    """Untrusted text as a Text: control characters escaped, never parsed as markup."""
+    return Text("" if value is None else escape(value), style=style, no_wrap=True, end="")
+
+
+def sev_text(severity: str | None) -> Text:
+    """A severity (or ``ok``) as a coloured label."""
+    sev = str(severity or "ok")
+    return Text(sev, style=SEV_STYLE.get(sev, ""), end="")
+
+
+def health_rank(severity: Severity | None) -> int:
+    """-1 for healthy, else the severity's rank: what tables sort by."""
+    return -1 if severity is None else severity.rank
+
+
+def health_text(severity: str | None, label: str) -> Text:
+    """A glyph and label coloured by health; the label is untrusted and stays literal."""
+    state = str(severity or "ok")
+    out = Text(f"{HEALTH_GLYPH[state]} ", style=SEV_STYLE.get(state, ""), end="")
+    out.append(safe(label, "" if state == "ok" else SEV_STYLE[state]))
+    return out
+
+
+def fmt_gbps(value: float | None) -> str:
+    return "—" if value is None else f"{value:,.1f} Gb/s"
+
+
+def fmt_time(ts: float | None) -> str:
+    """Epoch seconds as a UTC time with milliseconds (flap times are close together)."""
+    if ts is None:
+        return "—"
+    try:
+        return datetime.fromtimestamp(float(ts), UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + "Z"
+    except (OverflowError, OSError, ValueError):
+        return str(ts)
+
+
+def fmt_num(value: Any) -> str:
+    if isinstance(value, bool) or value is None:
+        return str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:,.6g}"
+    return str(value)
+
+
+def port_name(label: str, port: int | None) -> str:
+    return f"{label}[{'?' if port is None else port}]"
+
+
+# -- the index ---------------------------------------------------------------------
+
+def link_id(a: Sequence[Any], b: Sequence[Any]) -> LinkId:
+    """The cable between two ``(node id, port)`` ends, in one order whichever end comes first."""
+    x, y = (str(a[0]), int(a[1])), (str(b[0]), int(b[1]))
+    return (x, y) if x <= y else (y, x)
+
+
+def link_key(lid: LinkId) -> str:
+    """A link as a table row key (:func:`key_to_link` reads it back)."""
+    (a, pa), (b, pb) = lid
+    return f"{a}\x1f{pa}\x1f{b}\x1f{pb}"
+
+
+def key_to_link(key: str) -> LinkId:
+    a, pa, b, pb = key.split("\x1f")
+    return link_id((a, int(pa)), (b, int(pb)))
+
+
+class ReportIndex:
+    """Lookups the screens need, built once per report: nodes, links, findings per component."""
+
+    def __init__(self, report: Report) -> None:
+        self.report = report
+        topo = report.topology or {"nodes": [], "links": []}
+        self.has_topology = bool(report.topology)
+        self.nodes: dict[str, dict[str, Any]] = {n["id"]: n for n in topo["nodes"]}
+        self.by_label: dict[str, list[str]] = defaultdict(list)
+        for n in topo["nodes"]:
+            self.by_label[n["label"]].append(n["id"])
+        self.host_name = {
+            nid: str(n.get("attrs", {}).get("host") or n["label"]) for nid, n in self.nodes.items() if n["kind"] == "host"
+        }
+        self.by_host_name = {name: nid for nid, name in self.host_name.items()}
+        self.links: dict[LinkId, dict[str, Any]] = {}
+        self.node_links: dict[str, list[LinkId]] = defaultdict(list)
+        for lk in topo["links"]:
+            lid = link_id(lk["a"], lk["b"])
+            self.links[lid] = lk
+            self.node_links[lid[0][0]].append(lid)
+            self.node_links[lid[1][0]].append(lid)
+        self.findings: dict[str, Finding] = {f.id: f for f in report.findings}
+        self.link_findings: dict[LinkId, list[Finding]] = defaultdict(list)
+        self.node_findings: dict[str, list[Finding]] = defaultdict(list)
+        for f in report.findings:
+            lid = self.finding_link(f)
+            if lid is not None:
+                self.link_findings[lid].append(f)
+            if f.kind == "link" and lid is not None:
+                continue
+            # A NIC/GPU/host finding belongs to the host even when it names the cable too.
+            ids = [self.resolve(n) for n in f.node_ids]
+            hosts = [n for n in ids if f.kind == "switch" or self.nodes.get(n, {}).get("kind") != "switch"]
+            for nid in hosts or ids:
+                self.node_findings[nid].append(f)
+        self.drain_reason = {d.node: d.reason for d in report.drain}
+        self.hosts = [nid for nid, n in self.nodes.items() if n["kind"] == "host"]
+        self.switches = [nid for nid, n in self.nodes.items() if n["kind"] == "switch"]
+        self._health: dict[str, Severity | None] = {}
+
+    def resolve(self, name: str) -> str:
+        """A node id for what a finding names: an id, else a host name (GPU findings), else a unique label."""
+        if name in self.nodes:
+            return name
+        if name in self.by_host_name:
+            return self.by_host_name[name]
+        ids = self.by_label.get(name, [])
+        return ids[0] if len(ids) == 1 else name
+
+    def finding_link(self, f: Finding) -> LinkId | None:
+        """The cable a finding names, from its node ids and endpoint ports."""
+        if not f.endpoints or len(f.endpoints) != 2:
+            return None
+        ends = []
+        for i, (label, port) in enumerate(f.endpoints):
+            nid = f.node_ids[i] if len(f.node_ids) == 2 else None
+            if nid is None or nid not in self.nodes:
+                ids = self.by_label.get(str(label), [])
+                nid = ids[0] if ids else str(label)
+            ends.append((nid, int(port)))
+        return link_id(ends[0], ends[1])
+
+    def label(self, nid: str) -> str:
+        node = self.nodes.get(nid)
+        return node["label"] if node else nid
+
+    def link_name(self, lid: LinkId) -> str:
+        (a, pa), (b, pb) = lid
+        return f"{port_name(self.label(a), pa)} — {port_name(self.label(b), pb)}"
+
+    def is_drained(self, nid: str) -> bool:
+        return self.host_name.get(nid) in self.drain_reason
+
+    def drained_hosts(self) -> set[str]:
+        """The node ids of the hosts on the report's drain list."""
+        return {nid for nid in self.host_name if self.is_drained(nid)}
+
+    def link_health(self, lid: LinkId) -> Severity | None:
+        """Worst severity of the findings on a cable; a cable the topology shows down is an error."""
+        sevs: list[str] = [f.severity for f in self.link_findings.get(lid, ())]
+        lk = self.links.get(lid)
+        if lk is not None and lk.get("state") == "down":
+            sevs.append(Severity.ERROR)
+        return worst(sevs)
+
+    def node_health(self, nid: str) -> Severity | None:
+        """Worst severity on a node, its links, or its drain entry (cached: the tables ask per row)."""
+        if nid in self._health:
+            return self._health[nid]
+        sevs: list[str] = [f.severity for f in self.node_findings.get(nid, ())]
+        for lid in self.node_links.get(nid, ()):
+            health = self.link_health(lid)
+            if health is not None:
+                sevs.append(health)
+        if self.is_drained(nid):
+            sevs.append(Severity.ERROR)
+        self._health[nid] = out = worst(sevs)
+        return out
+
+    def findings_of_node(self, nid: str) -> list[Finding]:
+        out = {f.id: f for f in self.node_findings.get(nid, ())}
+        for lid in self.node_links.get(nid, ()):
+            out.update((f.id, f) for f in self.link_findings.get(lid, []))
+        return list(out.values())
+
+    def ports_of(self, nid: str) -> list[tuple[LinkId, tuple[str, int], tuple[str, int]]]:
+        """A node's cabled ports in port order: ``(link, this end, the far end)``."""
+        out = []
+        for lid in self.node_links.get(nid, ()):
+            mine, other = (lid[0], lid[1]) if lid[0][0] == nid else (lid[1], lid[0])
+            out.append((lid, mine, other))
+        return sorted(out, key=lambda x: x[1][1])
+
+    def place(self, nid: str) -> str:
+        """Where a node sits: its leaf, pod, unit or rail (generator attrs)."""
+        attrs = self.nodes.get(nid, {}).get("attrs", {})
+        parts = []
+        if "leaf" in attrs:
+            parts.append(self.label(str(attrs["leaf"])))
+        for key in ("pod", "unit", "rail"):
+            if key in attrs:
+                parts.append(f"{key} {int(attrs[key]) + 1}" if isinstance(attrs[key], int) else f"{key} {attrs[key]}")
+        if "level" in attrs:
+            parts.append(f"level {attrs['level']}")
+        return ", ".join(parts)
+
+    def speed(self, lk: dict[str, Any]) -> str:
+        """Trained width x lane rate, and what both ends support when it trained lower."""
+        text = f"{lk['lanes']}x{fmt_num(lk['lane_gbps'])}"
+        max_lane = lk.get("max_lane_gbps") or lk["lane_gbps"]
+        if lk.get("max_lanes") and (lk["max_lanes"] != lk["lanes"] or max_lane != lk["lane_gbps"]):
+            text += f" (of {lk['max_lanes']}x{fmt_num(max_lane)})"
+        return text
+
+    def switch_levels(self) -> list[tuple[str, bool, list[str]]]:
+        """The switches by level, top first: ``(level name, is the top level, ids worst first)``."""
+        levels: dict[int, list[str]] = defaultdict(list)
+        for nid in self.switches:
+            levels[int(self.nodes[nid].get("attrs", {}).get("level", 1))].append(nid)
+        top = max(levels, default=0)
+        names = LEVEL_NAMES.get(top, {})
+        return [
+            (names.get(level, f"level {level}"), level == top,
+             sorted(levels[level], key=lambda n: (-health_rank(self.node_health(n)), self.label(n))))
+            for level in sorted(levels, reverse=True)
+        ]
+
+
+# -- rows --------------------------------------------------------------------------
+
+@dataclass
+class Row:
+    """One table row: a stable key, its cells, the lower-case text the filter matches, sort keys."""
+
+    key: str
+    cells: tuple[Text, ...]
+    search: str
+    sort: dict[str, Any]
+
+
+FINDING_COLUMNS = ("severity", "conf", "kind", "fault", "component", "id", "ev")
+FINDING_SORTS = ("severity", "confidence", "kind", "fault", "name", "id", "evidence")
+
+
+def finding_rows(index: ReportIndex) -> list[Row]:
+    rows = []
+    for f in index.report.findings:
+        rows.append(Row(
+            f.id,
+            (sev_text(f.severity), safe(f"{f.confidence:.2f}"), safe(f.kind), safe(f.fault), safe(f.name),
+             safe(f.id, "dim"), safe(str(len(f.evidence)))),
+            f"{f.id} {f.kind} {f.fault} {f.severity} {f.name}".lower(),
+            {"severity": (f.severity.rank, f.confidence), "confidence": (f.confidence, f.severity.rank),
+             "kind": f.kind, "fault": f.fault, "name": f.name, "id": f.id, "evidence": len(f.evidence)},
+        ))
+    return rows
+
+
+HOST_COLUMNS = ("host", "where", "ports", "health", "drain", "findings")
+
+
+def host_rows(index: ReportIndex) -> list[Row]:
+    rows = []
+    for nid in index.hosts:
+        n = index.nodes[nid]
+        sev = index.node_health(nid)
+        drain = "drain" if index.is_drained(nid) else ""
+        rows.append(Row(
+            nid,
+            (health_text(sev, n["label"]), safe(index.place(nid)), safe(str(n["ports"])), sev_text(sev),
+             safe(drain, "bold red"), safe(", ".join(f.id for f in index.findings_of_node(nid)))),
+            f"{n['label']} {index.host_name[nid]} {nid} {index.place(nid)} {sev or 'ok'} {drain}".lower(),
+            {"health": -health_rank(sev), "name": n["label"]},
+        ))
+    return rows
+
+
+LINK_COLUMNS = ("end a", "end b", "speed", "state", "health", "findings")
+
+
+def link_rows(index: ReportIndex) -> list[Row]:
+    rows = []
+    for lid, lk in index.links.items():
+        (a, pa), (b, pb) = lid
+        sev = index.link_health(lid)
+        fs = index.link_findings.get(lid, [])
+        state = lk.get("state", "up")
+        rows.append(Row(
+            link_key(lid),
+            (health_text(sev, port_name(index.label(a), pa)), safe(port_name(index.label(b), pb)),
+             safe(index.speed(lk)), safe(state, "red" if state == "down" else ""), sev_text(sev),
+             safe(", ".join(f"{f.id} {f.fault}" for f in fs))),
+            f"{index.link_name(lid)} {state} {sev or 'ok'} {' '.join(f.fault for f in fs)}".lower(),
+            {"health": -health_rank(sev)},
+        ))
+    return rows
+
+
+PORT_COLUMNS = ("port", "peer", "speed", "state", "health", "findings")
+
+
+def port_rows(index: ReportIndex, nid: str) -> list[Row]:
+    """A node's cabled ports (its detail screen), keyed like :func:`link_rows`."""
+    rows = []
+    for lid, mine, other in index.ports_of(nid):
+        lk = index.links[lid]
+        sev = index.link_health(lid)
+        fs = index.link_findings.get(lid, [])
+        rows.append(Row(
+            link_key(lid),
+            (health_text(sev, str(mine[1])), safe(port_name(index.label(other[0]), other[1])), safe(index.speed(lk)),
+             safe(lk.get("state", "up")), sev_text(sev), safe(", ".join(f"{f.id} {f.fault}" for f in fs))),
+            "", {},
+        ))
+    return rows
+
+
+def port_label(index: ReportIndex, lid: LinkId, mine: tuple[str, int], other: tuple[str, int]) -> Text:
+    """One port under its node in the fabric tree: ``p5 → spine01[1]  4x100``."""
+    label = health_text(index.link_health(lid), f"p{mine[1]} → {port_name(index.label(other[0]), other[1])}")
+    label.append(f"  {index.speed(index.links[lid])}", style="dim")
+    return label
+
+
+WHATIF_COLUMNS = ("drain", "host", "where", "health")
+
+
+def drain_mark(drained: bool) -> Text:
+    return Text("[x] drain", style="bold red", end="") if drained else Text("[ ]", style="dim", end="")
+
+
+def whatif_rows(index: ReportIndex, drained: set[str]) -> list[Row]:
+    """Every host with its what-if drain mark; sorted by ``health`` the drained come first, then the worst."""
+    rows = []
+    for nid in index.hosts:
+        sev = index.node_health(nid)
+        rows.append(Row(
+            nid,
+            (drain_mark(nid in drained), health_text(sev, index.label(nid)), safe(index.place(nid)), sev_text(sev)),
+            f"{index.label(nid)} {index.host_name[nid]} {index.place(nid)} {sev or 'ok'}".lower(),
+            {"health": (nid not in drained, -health_rank(sev))},
+        ))
+    return rows
+
+
+# -- evidence and findings ---------------------------------------------------------
+
+def evidence_text(index: ReportIndex, evidence: Iterable[Evidence]) -> Text:
+    """The evidence behind a finding, one item per line: counters with rates, states, flaps, tests, GPUs."""
+    out = Text(end="")
+    items = list(evidence)
+    if not items:
+        out.append("no evidence recorded\n", style="dim")
+    for ev in items:
+        out.append(f"{ev.kind:<9}", style="bold")
+        out.append(_evidence_line(index, ev))
+        out.append("\n")
+    return out
+
+
+def _evidence_line(index: ReportIndex, ev: Evidence) -> Text:
+    out = Text(end="")
+    indent = "\n" + " " * 10
+    if isinstance(ev, CounterEvidence):
+        out.append(safe(port_name(ev.node, ev.port) + " "))
+        out.append(safe(ev.counter, "bold"))
+        out.append(f"  Δ {'≥ ' if ev.at_least else ''}{fmt_num(ev.delta)}")
+        if ev.per_second is not None:
+            out.append(f"  ({fmt_num(ev.per_second)}/s)", style="magenta")
+        if ev.interval_s is not None:
+            out.append(f"  over {fmt_num(ev.interval_s)} s", style="dim")
+        if ev.raw:
+            out.append(safe(f"  raw: {', '.join(ev.raw)}", "dim"))
+        if ev.at_least:
+            out.append("  (at least: the counter saturated)", style="yellow")
+        if ev.reset:
+            out.append("  (counter was reset)", style="yellow")
+    elif isinstance(ev, StateEvidence):
+        if ev.node is not None:
+            out.append(safe(port_name(ev.node, ev.port)))
+        else:
+            out.append("as the fabric describes it", style="dim")
+        for value in (ev.state, ev.phys_state):
+            if value:
+                out.append("  ")
+                out.append(safe(value, "bold"))
+        if ev.lanes is not None:
+            out.append(f"  {ev.lanes}x of {ev.supported_lanes if ev.supported_lanes is not None else '?'}x lanes")
+        if ev.lane_gbps is not None:
+            out.append(f"  lanes at {fmt_gbps(ev.lane_gbps)} of {fmt_gbps(ev.supported_lane_gbps)}")
+        if ev.source:
+            out.append(safe(f"  ({ev.source})", "dim"))
+    elif isinstance(ev, FlapEvidence):
+        out.append(f"{ev.flaps} link-down event{'s' if ev.flaps != 1 else ''}")
+        if ev.per_minute is not None:
+            out.append(f"  ({fmt_num(ev.per_minute)}/min)", style="magenta")
+        out.append(f"  first {fmt_time(ev.first)}  last {fmt_time(ev.last)}")
+    elif isinstance(ev, SlowPairsEvidence):
+        out.append(f"{ev.slow} of {ev.tests} tests slow  worst ratio {ev.worst_ratio:.2f}"
+                   f"  median {ev.median_ratio:.2f}  (slow below {index.report.slow_ratio:.2f})")
+        if ev.equivalent_suspects > 1:
+            out.append(f"  {ev.equivalent_suspects} equally likely suspects", style="yellow")
+        for (a, pa), (b, pb) in ev.alternatives:
+            out.append(indent + "or ")
+            out.append(safe(index.link_name(link_id((a, pa), (b, pb))), "yellow"))
+        for p in ev.slow_pairs:
+            out.append(indent)
+            out.append(safe(f"{port_name(*p.src)} → {port_name(*p.dst)}"))
+            out.append(f"  {p.status}  {fmt_gbps(p.busbw_gbps)} of {fmt_gbps(p.expected_gbps)}")
+            if p.ratio is not None:
+                out.append(f"  ratio {p.ratio:.2f}", style="red" if p.ratio < index.report.slow_ratio else "yellow")
+    elif isinstance(ev, CorruptionEvidence):
+        out.append(f"{ev.wrong_pairs} test{'s' if ev.wrong_pairs != 1 else ''} with wrong data")
+        for src, dst, wrong in ev.pairs:
+            out.append(indent)
+            out.append(safe(f"{src} ↔ {dst}"))
+            out.append(f"  {fmt_num(wrong)} wrong elements", style="red")
+    elif isinstance(ev, SwitchLinksEvidence):
+        out.append(f"{ev.links_bad} of {ev.links_total} links with findings, {ev.links_down} down")
+    elif isinstance(ev, GpuEvidence):
+        out.append(safe(ev.uuid or "GPU (no UUID)"))
+        for problem in ev.problems:
+            out.append(indent)
+            out.append(safe(problem, "red"))
+    return out
+
+
+def finding_text(index: ReportIndex, f: Finding) -> Text:
+    """One finding as the findings tab shows it: what, where, how sure, and its evidence."""
+    text = Text(end="")
+    text.append(f"{f.id}  ", style="bold")
+    text.append(sev_text(f.severity))
+    text.append(f"  {f.kind} {f.fault}  confidence {f.confidence:.2f}  ")
+    text.append(safe(f.name, "bold"))
+    if f.endpoints:
+        text.append("\nends     ")
+        text.append(safe("  ↔  ".join(port_name(label, port) for label, port in f.endpoints)))
+    text.append("\n")
+    text.append(evidence_text(index, f.evidence))
+    return text
+
+
+def findings_text(index: ReportIndex, findings: Sequence[Finding]) -> Text:
+    """The findings on one component with their evidence (the detail screen)."""
+    text = Text(end="")
+    for f in findings:
+        text.append(f"{f.id} ", style="bold")
+        text.append(sev_text(f.severity))
+        text.append(f" {f.fault} ({f.confidence:.2f})  ")
+        text.append(safe(f.name))
+        text.append("\n")
+        text.append(evidence_text(index, f.evidence))
+    if not findings:
+        text.append("none: this component is healthy in this report\n", style="green")
+    return text
+
+
+def detail_title(index: ReportIndex, node: str | None = None, link: LinkId | None = None,
+                 finding: Finding | None = None) -> str:
+    if link is not None:
+        return f"link {escape(index.link_name(link))}"
+    if node is not None:
+        return f"{index.nodes.get(node, {}).get('kind', 'node')} {escape(index.label(node))}"
+    if finding is not None:
+        return f"finding {finding.id} {escape(finding.name)}"
+    return ""
+
+
+def link_summary(index: ReportIndex, lid: LinkId) -> Text:
+    lk = index.links.get(lid)
+    out = Text(end="")
+    out.append("link  ", style="bold")
+    out.append(safe(index.link_name(lid)))
+    if lk is not None:
+        nominal = (lk.get("max_lanes") or lk["lanes"]) * (lk.get("max_lane_gbps") or lk["lane_gbps"])
+        out.append(f"\nspeed {index.speed(lk)} = {fmt_gbps(lk['lanes'] * lk['lane_gbps'])}"
+                   f"  nominal {fmt_gbps(nominal)}  state ")
+        out.append(safe(lk.get("state", "up")))
+    out.append("\nhealth ")
+    out.append(sev_text(index.link_health(lid)))
+    return out
+
+
+def node_summary(index: ReportIndex, nid: str) -> Text:
+    n = index.nodes.get(nid, {"kind": "node", "label": nid, "ports": "?"})
+    out = Text(end="")
+    out.append(f"{n['kind']}  ", style="bold")
+    out.append(safe(n["label"]))
+    out.append("\nid ")
+    out.append(safe(nid, "dim"))
+    if n.get("guid"):
+        out.append(safe(f"  guid {n['guid']}", "dim"))
+    out.append(f"\nports {n['ports']}  ")
+    out.append(safe(index.place(nid)))
+    out.append("\nhealth ")
+    out.append(sev_text(index.node_health(nid)))
+    reason = index.drain_reason.get(index.host_name.get(nid, ""))
+    if reason:
+        out.append("\ndrain: ", style="bold red")
+        out.append(safe(reason))
+    return out
+
+
+# -- overview ----------------------------------------------------------------------
+
+def overview_text(index: ReportIndex) -> Text:
+    """Verdict, fabric size, findings by kind and severity, busbw, drain count, tests and probe health."""
+    rep = index.report
+    out = Text(end="")
+    out.append("verdict  ")
+    out.append(rep.verdict.upper(), style=VERDICT_STYLE.get(rep.verdict, "bold"))
+    out.append("\nfabric   ")
+    out.append(safe(rep.fabric.get("name")))
+    out.append(safe(f"  ({rep.fabric.get('source', '')})", "dim"))
+    out.append(f"\n         {rep.fabric.get('hosts', 0):,} hosts · {rep.fabric.get('switches', 0):,} switches"
+               f" · {rep.fabric.get('links', 0):,} links")
+    out.append(f"\nmade     {rep.generated_at}\n\n")
+    out.append("findings by kind\n", style="bold underline")
+    counts = Counter((f.kind, str(f.severity)) for f in rep.findings)
+    kinds = sorted({k for k, _ in counts})
+    sevs = list(reversed(SEVERITIES))
+    out.append(f"{'':8}" + "".join(f"{s:>10}" for s in sevs) + "\n", style="dim")
+    for k in kinds:
+        out.append(f"{k:8}")
+        for s in sevs:
+            n = counts.get((k, s), 0)
+            out.append(f"{n:>10}", style=SEV_STYLE[s] if n else "dim")
+        out.append("\n")
+    if not kinds:
+        out.append("none\n", style="green")
+    head = (rep.impact or {}).get("allreduce_busbw_gbps")
+    if isinstance(head, dict):
+        out.append("\nAllReduce busbw  ", style="bold")
+        out.append(f"nominal {fmt_gbps(head.get('nominal'))} · now {fmt_gbps(head.get('now'))}"
+                   f" · after drain {fmt_gbps(head.get('after_drain'))}\n")
+    bad_links = sum(1 for lid in index.links if index.link_health(lid))
+    out.append(f"\nlinks with findings {bad_links:,} of {len(index.links):,}\n")
+    out.append(f"hosts to drain      {len(rep.drain):,}\n", style="bold red" if rep.drain else "")
+    t = rep.tests
+    out.append("\ntests\n", style="bold underline")
+    out.append(f"pairs {t.get('pairs_tested', 0):,} tested · {t.get('pairs_slow', 0):,} slow · "
+               f"{t.get('pairs_hung', 0):,} hung · {t.get('pairs_wrong', 0):,} wrong · {t.get('pairs_error', 0):,} error\n")
+    out.append(f"ports sampled {t.get('ports_sampled', 0):,} · rounds {t.get('rounds')} · "
+               f"duration {fmt_num(t.get('duration_s'))} s\n")
+    status = Counter(str(p.get("status")) for p in rep.probes)
+    if status:
+        out.append("probes  " + " · ".join(f"{n} {s}" for s, n in sorted(status.items())) + "\n")
+        for p in [p for p in rep.probes if p.get("status") != "ok"][:5]:
+            out.append(safe(f"  {p.get('probe')} {p.get('target')}: {p.get('status')} {p.get('error') or ''}", "yellow"))
+            out.append("\n")
+    if not index.has_topology:
+        out.append("\nthis report has no topology section: no tree, hosts or links\n", style="yellow")
+    return out
+
+
+# -- history -----------------------------------------------------------------------
+
+BANDWIDTH_SERIES = "bandwidth tests (Gb/s, by round)"
+
+
+def history_series(index: ReportIndex, nid: str, port: int | None = None) -> dict[str, list[float]]:
+    """The busbw of a host's (or one port's) bandwidth tests in this report, round by round.
+
+    Empty for a switch, or when the host has fewer than two measured tests.
+    """
+    if index.nodes.get(nid, {}).get("kind") != "host":
+        return {}
+    label = index.label(nid)
+    per_round: dict[int, list[float]] = defaultdict(list)
+    for p in index.report.pairs:
+        ends = (p["src"], p["dst"])
+        if p.get("busbw_gbps") is not None and any(e[0] == label and (port is None or e[1] == port) for e in ends):
+            per_round[int(p.get("round", 0))].append(float(p["busbw_gbps"]))
+    values = [v for r in sorted(per_round) for v in per_round[r]]
+    return {BANDWIDTH_SERIES: values} if len(values) > 1 else {}
+
+
+def store_series(path: Path | None, index: ReportIndex, nid: str, port: int | None = None,
+                 limit: int = 8) -> tuple[dict[str, list[float]], str | None]:
+    """Counter rates of a node (or one port) across past sweeps in the history store.
+
+    Returns the series (per second, oldest first; flat-zero series left out, at
+    most ``limit``) and a note when the store could not be read. Never creates the store.
+    """
+    if path is None or not Path(path).is_file():
+        return {}, None
+    try:
+        from fabricdoc.report.history import History  # pandas: loaded only when a store is there
+
+        with History(path, create=False) as store:
+            df = store.counter_rates(node=nid)
+    except (FabricdocError, sqlite3.Error, OSError) as exc:
+        return {}, f"history store {escape(path)}: {escape(exc)}"
+    if port is not None:
+        df = df[df["port"] == port]
+    out: dict[str, list[float]] = {}
+    label = index.label(nid)
+    for (p, counter), g in df.sort_values("t1").groupby(["port", "counter"], sort=True):
+        values = [float(v) for v in g["per_second"]]
+        if any(values):
+            out[f"{port_name(label, int(p))} {counter} (per second, {len(values)} sweeps)"] = values
+    return dict(list(out.items())[:limit]), None
+
+
+# -- impact ------------------------------------------------------------------------
+
+def _fraction_style(ratio: float, slow_ratio: float) -> str:
+    return "green" if ratio >= NEAR_NOMINAL else "yellow" if ratio >= slow_ratio else "red"
+
+
+def impact_text(report: Report, live: dict[str, float] | None) -> Text:
+    """The report's impact section (or the model's live figures): busbw nominal / now / after drain.
+
+    A figure below the report's slow ratio of nominal is red, as a slow test is.
+    """
+    imp = report.impact or {}
+    out = Text(end="")
+    head = imp.get("allreduce_busbw_gbps") or live
+    alg = imp.get("algorithm", "ring")
+    out.append(f"AllReduce bus bandwidth ({alg}", style="bold")
+    if "job_hosts" in imp:
+        out.append(f", {imp['job_hosts']:,} hosts, {imp.get('rails', '?')} rail(s)", style="bold")
+    out.append(")\n", style="bold")
+    if not head:
+        out.append("the report carries no impact section\n", style="dim")
+        return out
+    nominal = head.get("nominal")
+    for key, name in (("nominal", "nominal"), ("now", "now"), ("after_drain", f"after drain ({len(report.drain)} hosts)")):
+        value = head.get(key)
+        out.append(f"  {name:<24}")
+        out.append(f"{fmt_gbps(value):>14}", style="bold" if key != "nominal" else "")
+        if key != "nominal" and isinstance(value, int | float) and nominal:
+            ratio = value / nominal
+            out.append(f"  {ratio:6.1%} of nominal", style=_fraction_style(ratio, report.slow_ratio))
+        out.append("\n")
+    for alg_name, fig in (imp.get("by_algorithm") or {}).items():
+        if alg_name == alg or not isinstance(fig, dict) or "nominal" not in fig:
+            continue
+        out.append(f"  {alg_name}: nominal {fmt_gbps(fig.get('nominal'))} · now {fmt_gbps(fig.get('now'))}"
+                   f" · after drain {fmt_gbps(fig.get('after_drain'))}\n", style="dim")
+    bottleneck = ((imp.get("by_algorithm") or {}).get(alg) or {}).get("bottleneck_now")
+    if isinstance(bottleneck, dict) and bottleneck.get("capacity_gbps") is not None:
+        out.append("  bottleneck now: ")
+        out.append(safe(bottleneck.get("direction") or bottleneck.get("reason") or "?"))
+        out.append(f"  {fmt_gbps(bottleneck.get('capacity_gbps'))} over {bottleneck.get('flows')} flows")
+        if bottleneck.get("finding"):
+            out.append(safe(f"  ({bottleneck['finding']} {bottleneck.get('reason') or ''})", "dim"))
+        out.append("\n")
+    alternatives = [w for w in imp.get("what_if") or [] if isinstance(w, dict) and w.get("choice") == "alternative"]
+    for w in alternatives[:3]:
+        out.append("  alternative: drain ")
+        out.append(safe(", ".join(map(str, w.get("drain", []))) or "nothing"))
+        out.append(f" → {fmt_gbps(w.get('busbw_gbps'))}, job throughput {w.get('throughput_fraction', 0):.1%}\n")
+    job = imp.get("job")
+    if isinstance(job, dict):
+        out.append(_job_line(job))
+    return out
+
+
+def _job_line(job: dict[str, Any]) -> Text:
+    def num(key: str) -> float | None:
+        value = job.get(key)
+        return value if isinstance(value, int | float) else None
+
+    parts = [f"{job['n_hosts']:,} hosts" if "n_hosts" in job else "", f"{fmt_num(job['hours'])} h" if "hours" in job else ""]
+    facts = []
+    if (p := num("failure_probability")) is not None:
+        facts.append(f"failure probability {p:.1%}")
+    if (m := num("mtbf_hours")) is not None:
+        facts.append(f"MTBF {m:,.0f} h")
+    if (c := num("recommended_checkpoint_minutes")) is not None:
+        facts.append(f"checkpoint every {c:,.0f} min")
+    if (lost := num("expected_lost_hours")) is not None:
+        facts.append(f"expected loss {lost:,.2f} h")
+    out = safe(f"  job ({', '.join(p for p in parts if p)}): " + " · ".join(facts), "dim")
+    out.append("\n")
+    return out
+
+
+def whatif_head(drained: int) -> Text:
+    return Text(f"what-if: drain {drained} host{'s' if drained != 1 else ''} (d toggles, r resets)\n",
+                style="bold", end="")
+
+
+def whatif_text(index: ReportIndex, drained: int, result: dict[str, Any], live: dict[str, float] | None) -> Text:
+    """An :meth:`ImpactModel.what_if` result: predicted ring busbw against nominal and draining nothing."""
+    out = whatif_head(drained)
+    if "error" in result:
+        out.append(safe(f"the impact model failed: {result['error']}", "red"))
+        return out
+    bw = result.get("busbw_gbps")
+    live = live or {}
+    out.append("predicted ring busbw  ")
+    out.append(fmt_gbps(bw), style="bold")
+    if isinstance(bw, int | float) and live.get("nominal"):
+        out.append(f"   {bw / live['nominal']:.0%} of nominal {fmt_gbps(live['nominal'])}")
+    if isinstance(bw, int | float) and live.get("now") is not None:
+        change = bw - live["now"]
+        out.append(f"   {change:+,.1f} Gb/s vs draining nothing",
+                   style="green" if change > 0 else "red" if change < 0 else "dim")
+    out.append("\n")
+    if "hosts" in result:
+        out.append(f"hosts kept            {result['hosts']:,} of {len(index.hosts):,}\n")
+    if "throughput_fraction" in result:
+        out.append(f"job throughput        {result['throughput_fraction']:.1%} of the whole job at nominal\n")
+    return out

@@ -1,0 +1,1 @@
+"""Widgets of the fabricdoc TUI: the virtual report table, text panels, history sparklines."""
