@@ -23,11 +23,13 @@ from fabricdoc.bandwidth.journal import Journal, JournalHeader, plan_fingerprint
 from fabricdoc.bandwidth.plan import Plan, plan_sweep
 from fabricdoc.bandwidth.retest import retest_plan
 from fabricdoc.bandwidth.runner import PairRunner, ProgressEvent, TestSpec, run_plan
-from fabricdoc.errors import ConfigError
+from fabricdoc.errors import ConfigError, FabricdocError
 from fabricdoc.fabric.identity import align
 from fabricdoc.model.findings import Finding
 from fabricdoc.model.records import Observations, PairResult
+from fabricdoc.model.times import now_iso
 from fabricdoc.model.topology import Fabric
+from fabricdoc.report.coverage import Planned, cabled_ports, host_ports
 from fabricdoc.report.report import Report
 
 # progress(stage, done, total): stage is a short word ("plan", "bandwidth", "counters"...).
@@ -66,38 +68,67 @@ class SweepConfig:
 
 
 class Measure(Protocol):
-    """A bandwidth backend for the loop: runs one plan, results numbered from ``first_round``."""
+    """A bandwidth backend for the loop: runs one plan, results numbered from ``first_round``,
+    each appended to ``into`` as soon as it is known (an interrupted sweep keeps them)."""
 
     bidirectional: bool
 
-    def __call__(self, plan: Plan, first_round: int) -> list[PairResult]: ...
+    def __call__(self, plan: Plan, first_round: int, into: list[PairResult]) -> list[PairResult]: ...
+
+
+class SweepInterrupted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM during a sweep: ``report`` holds whatever finished, marked incomplete."""
+
+    def __init__(self, report: Report) -> None:
+        super().__init__("sweep interrupted")
+        self.report = report
+
+
+@dataclass
+class _Progress:
+    """What a sweep has so far, for the partial report of an interrupted one."""
+
+    fabric: Fabric | None = None
+    obs: Observations | None = None
+    planned: Planned | None = None
+    run_id: str | None = None  # a resumed sweep keeps its journal's sweep id
 
 
 def _noop(stage: str, done: int, total: int) -> None:
     return None
 
 
+@dataclass
+class Measured:
+    """What the measure-and-re-test loop gives back."""
+
+    findings: list[Finding]
+    rounds: int
+    planned_tests: int
+
+
 def measure_and_retest(
     fabric: Fabric, obs: Observations, measure: Measure, options: Options, *, retest: bool = True,
     progress: Progress = _noop,
-) -> tuple[list[Finding], int]:
-    """The one measure -> localize -> re-test -> localize loop; returns the findings and rounds run.
+) -> Measured:
+    """The one measure -> localize -> re-test -> localize loop.
 
     Results are appended to ``obs.pairs``. The re-test round probes the cables
     bandwidth tomography blamed and their equally likely twins, over other paths.
     """
     plan = plan_sweep(fabric, bidirectional=measure.bidirectional)
     progress("plan", 1, 1)
-    obs.pairs.extend(measure(plan, 0))
+    measure(plan, 0, obs.pairs)
     findings = localize(fabric, obs, options)
-    rounds = len(plan.rounds)
+    rounds, planned = len(plan.rounds), plan.test_count
     suspects = retest_suspects(fabric, findings) if retest else []
     if suspects:
         again = retest_plan(fabric, suspects, bidirectional=measure.bidirectional)
-        obs.pairs.extend(measure(again, rounds))
+        measure(again, rounds, obs.pairs)
         rounds += len(again.rounds)
+        planned += again.test_count
         findings = localize(fabric, obs, options)
-    return findings, rounds
+    return Measured(findings, rounds, planned)
 
 
 def _options(cfg: SweepConfig) -> Options:
@@ -108,9 +139,16 @@ def _options(cfg: SweepConfig) -> Options:
 
 
 def run_sweep(cfg: SweepConfig, progress: Progress | None = None) -> Report:
-    """Run one sweep as configured and return its report (not yet written anywhere)."""
+    """Run one sweep as configured and return its report (not yet written anywhere).
+
+    Ctrl-C (or SIGTERM, which the CLI turns into one) stops every test in flight and
+    raises :class:`SweepInterrupted` with a report of whatever finished, marked
+    incomplete. A history store that cannot be written leaves the report intact and
+    says so in ``report.errors``.
+    """
     progress = progress or _noop
     started = time.monotonic()
+    started_at = now_iso()
     runs_tests = cfg.fabric == "roce" or (cfg.fabric == "ib" and cfg.launcher in ("srun", "mpirun"))
     if (cfg.journal or cfg.resume) and not (runs_tests and cfg.bandwidth):
         raise ConfigError("--journal/--resume keep bandwidth tests that take real time: they apply to "
@@ -118,28 +156,56 @@ def run_sweep(cfg: SweepConfig, progress: Progress | None = None) -> Report:
     if cfg.resume and not cfg.journal:
         raise ConfigError("--resume needs --journal FILE (the journal of the sweep to continue)")
     options = _options(cfg)
-    if cfg.fabric == "ib" or cfg.fabric.startswith("ibsim:"):
-        fabric, obs, findings, rounds = _infiniband(cfg, progress, options)
-    elif cfg.fabric == "roce":
-        fabric, obs, findings, rounds = _roce(cfg, progress, options)
-    else:
-        fabric, obs, findings, rounds = _simulated(cfg, progress, options)
+    state = _Progress()
+    try:
+        if cfg.fabric == "ib" or cfg.fabric.startswith("ibsim:"):
+            fabric, obs, found, planned = _infiniband(cfg, progress, options, state)
+        elif cfg.fabric == "roce":
+            fabric, obs, found, planned = _roce(cfg, progress, options, state)
+        else:
+            fabric, obs, found, planned = _simulated(cfg, progress, options, state)
+    except KeyboardInterrupt:
+        raise SweepInterrupted(_partial(cfg, state, options, started, started_at)) from None
+    findings = found.findings
     progress("impact", 0, 1)
     report = Report.build(
-        fabric, findings, obs, duration_s=round(time.monotonic() - started, 3), rounds=rounds,
-        include_topology=cfg.include_topology, thresholds=options.thresholds(),
+        fabric, findings, obs, duration_s=round(time.monotonic() - started, 3), rounds=found.rounds,
+        include_topology=cfg.include_topology, thresholds=options.thresholds(), planned=planned,
     )
+    report.started_at = started_at
+    if state.run_id:
+        report.run_id = state.run_id
     rates: dict[str, Any] = {}
     if cfg.history:
         from fabricdoc.impact.jobcost import observed_rates
         from fabricdoc.report.history import History
 
         # Stored first, so the failure rate the job cost uses includes this sweep.
-        with History(cfg.history) as store:
-            store.append(report, obs.before + obs.after, obs.events)
-            rates = observed_rates(store.host_failure_rate(report.fabric.get("name")))
+        try:
+            with History(cfg.history) as store:
+                store.append(report, obs.before + obs.after, obs.events)
+                rates = observed_rates(store.host_failure_rate(report.fabric.get("name")))
+        except FabricdocError as exc:
+            report.errors.append(f"history: {exc}")
     report.impact = _impact(fabric, findings, report, cfg, rates)
     progress("impact", 1, 1)
+    return report
+
+
+def _partial(cfg: SweepConfig, state: _Progress, options: Options, started: float, started_at: str) -> Report:
+    """The report of an interrupted sweep: what finished, localized, and marked incomplete."""
+    from fabricdoc.sources.processes import stop_all
+
+    stop_all()
+    fabric = state.fabric or Fabric(name=cfg.fabric, source="interrupted")
+    obs = state.obs or Observations()
+    findings = localize(fabric, obs, options) if state.fabric is not None else []
+    report = Report.build(fabric, findings, obs, duration_s=round(time.monotonic() - started, 3),
+                          include_topology=cfg.include_topology, thresholds=options.thresholds(),
+                          planned=state.planned, interrupted=True)
+    report.started_at = started_at
+    if state.run_id:
+        report.run_id = state.run_id
     return report
 
 
@@ -156,7 +222,7 @@ def _impact(fabric: Fabric, findings: list[Finding], report: Report, cfg: SweepC
 # -- the simulator ----------------------------------------------------------------
 
 
-def _simulated(cfg: SweepConfig, progress: Progress, options: Options):
+def _simulated(cfg: SweepConfig, progress: Progress, options: Options, state: _Progress):
     from fabricdoc.fabric.fabricfile import faults_from_yaml
     from fabricdoc.sources.fabrics import load_fabric
     from fabricdoc.sources.sim.simulator import Simulator
@@ -178,19 +244,21 @@ def _simulated(cfg: SweepConfig, progress: Progress, options: Options):
     class SimMeasure:
         bidirectional = False
 
-        def __call__(self, plan: Plan, first_round: int) -> list[PairResult]:
+        def __call__(self, plan: Plan, first_round: int, into: list[PairResult]) -> list[PairResult]:
             def one_round(specs: list[TestSpec]) -> list[PairResult]:
                 return sim.measure_round(specs[0].round, [(s.src, s.dst) for s in specs],
                                          [s.expected_gbps for s in specs], bidirectional=plan.bidirectional)
 
             return run_plan(observed, plan, round_runner=one_round, first_round=first_round,
-                            progress=_bandwidth_progress(progress))
+                            progress=_bandwidth_progress(progress), into=into)
 
+    planned = Planned(ports=cabled_ports(observed))
+    state.fabric, state.obs, state.planned = observed, obs, planned
     if not cfg.bandwidth:
-        return observed, obs, localize(observed, obs, options), 0
-    findings, rounds = measure_and_retest(observed, obs, SimMeasure(), options, retest=cfg.retest,
-                                          progress=progress)
-    return observed, obs, findings, rounds
+        return observed, obs, Measured(localize(observed, obs, options), 0, 0), planned
+    found = measure_and_retest(observed, obs, SimMeasure(), options, retest=cfg.retest, progress=progress)
+    planned.tests = found.planned_tests
+    return observed, obs, found, planned
 
 
 def _bandwidth_progress(progress: Progress) -> Callable[[ProgressEvent], None]:
@@ -226,8 +294,9 @@ class LauncherMeasure:
         self.cfg = cfg
         self.progress = progress
         self.journal: Journal | None = None
+        self.run_id: str | None = None
 
-    def __call__(self, plan: Plan, first_round: int) -> list[PairResult]:
+    def __call__(self, plan: Plan, first_round: int, into: list[PairResult]) -> list[PairResult]:
         if self.cfg.journal and self.journal is None:
             # The journal belongs to the sweep plan (the first plan this sweep runs).
             fingerprint = plan_fingerprint(plan)
@@ -236,23 +305,31 @@ class LauncherMeasure:
             else:
                 self.journal = Journal.start(self.cfg.journal,
                                              JournalHeader(self.fabric.name, fingerprint, uuid.uuid4().hex))
+            self.run_id = self.journal.header.sweep_id
         return run_plan(self.fabric, plan, self.runner, journal=self.journal, first_round=first_round,
-                        progress=_bandwidth_progress(self.progress))
+                        progress=_bandwidth_progress(self.progress), into=into)
 
     def close(self) -> None:
         if self.journal is not None:
             self.journal.close()
 
 
-def _measure(fabric: Fabric, obs: Observations, cfg: SweepConfig, progress: Progress, options: Options):
+def _measure(fabric: Fabric, obs: Observations, cfg: SweepConfig, progress: Progress, options: Options,
+             planned: Planned, state: _Progress) -> Measured:
+    state.fabric, state.obs, state.planned = fabric, obs, planned
+    if not cfg.bandwidth:
+        return Measured(localize(fabric, obs, options), 0, 0)
     measure = LauncherMeasure(fabric, cfg, progress)
     try:
-        return measure_and_retest(fabric, obs, measure, options, retest=cfg.retest, progress=progress)
+        found = measure_and_retest(fabric, obs, measure, options, retest=cfg.retest, progress=progress)
     finally:
         measure.close()
+        state.run_id = measure.run_id
+    planned.tests = found.planned_tests
+    return found
 
 
-def _infiniband(cfg: SweepConfig, progress: Progress, options: Options):
+def _infiniband(cfg: SweepConfig, progress: Progress, options: Options, state: _Progress):
     from fabricdoc.sources import infiniband as ib
 
     netfile = cfg.fabric[len("ibsim:"):] if cfg.fabric.startswith("ibsim:") else None
@@ -268,38 +345,41 @@ def _infiniband(cfg: SweepConfig, progress: Progress, options: Options):
         from fabricdoc.report.files import write_atomic
 
         write_atomic(cfg.save_sample, ib.sample_text(obs))
+    planned = Planned(ports=cabled_ports(fabric))
+    state.fabric, state.obs, state.planned = fabric, obs, planned
     if cfg.launcher in ("srun", "mpirun") and cfg.bandwidth:
         # A real cluster: bandwidth rounds between the HCAs' hosts through Slurm or MPI.
-        findings, rounds = _measure(fabric, obs, cfg, progress, options)
-    else:
-        findings, rounds = localize(fabric, obs, options), 0
-    return fabric, obs, findings, rounds
+        return fabric, obs, _measure(fabric, obs, cfg, progress, options, planned, state), planned
+    return fabric, obs, Measured(localize(fabric, obs, options), 0, 0), planned
 
 
-def _roce(cfg: SweepConfig, progress: Progress, options: Options):
+def _roce(cfg: SweepConfig, progress: Progress, options: Options, state: _Progress):
     from fabricdoc.sources import roce
     from fabricdoc.sources.fabrics import load_fabric
 
     if not cfg.expected:
-        raise ConfigError("--fabric roce needs --topology FILE: the fabric file naming hosts, ports and interfaces")
+        raise ConfigError("--fabric roce needs --expected FILE: the fabric file naming hosts, ports and interfaces")
     fabric, _ = load_fabric(cfg.expected)
+    hosts = set(cfg.hosts) if cfg.hosts else {n.id for n in fabric.hosts()}
     obs = roce.collect(fabric, cfg.hosts, launcher=cfg.launcher, interval_s=cfg.interval_s,
                        timeout_s=cfg.timeout_s + cfg.interval_s, progress=progress)
     obs = align(fabric, obs)
-    if cfg.bandwidth:
-        findings, rounds = _measure(fabric, obs, cfg, progress, options)
-    else:
-        findings, rounds = localize(fabric, obs, options), 0
-    return fabric, obs, findings, rounds
+    planned = Planned(hosts=hosts, ports=host_ports(fabric, hosts))
+    return fabric, obs, _measure(fabric, obs, cfg, progress, options, planned, state), planned
 
 
 # -- saved records ----------------------------------------------------------------------
 
 
 def analyze(fabric: Fabric, obs: Observations, options: Options | None = None,
-            include_topology: bool = True) -> Report:
-    """The pipeline over saved observations: align them with the fabric, localize, build the report."""
+            include_topology: bool = True, planned: Planned | None = None) -> Report:
+    """The pipeline over saved observations: align them with the fabric, localize, build the report.
+
+    ``planned`` says what the records should cover (every host's records, say); what
+    they do not cover makes the verdict ``incomplete``, never ``pass``.
+    """
     obs = align(fabric, obs)
     options = options or Options()
     findings = localize(fabric, obs, options)
-    return Report.build(fabric, findings, obs, include_topology=include_topology, thresholds=options.thresholds())
+    return Report.build(fabric, findings, obs, include_topology=include_topology, thresholds=options.thresholds(),
+                        planned=planned)

@@ -6,7 +6,6 @@ The defaults live in ``counter_rules.toml`` beside this module (rules are data);
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,10 +40,9 @@ _RULE_KEYS = {"counter", "op", "value", "fault", "severity"}
 
 def rules_from_toml(text: str, source: str) -> tuple[Rule, ...]:
     """Rules from TOML ``[[rule]]`` tables, strictly checked; errors name ``source`` and the rule."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{source}: {exc}") from None
+    from fabricdoc.model.inputs import loads_toml
+
+    data = loads_toml(text, source)
     unknown = set(data) - {"rule"}
     if unknown:
         raise ConfigError(f"{source}: unknown key {sorted(unknown)[0]!r} (expected [[rule]] tables)")

@@ -1,6 +1,7 @@
 """Bandwidth tomography: name the cables no counter shows, from which tests were slow.
 
-A cable is a suspect when every test through it was slow; the slow tests are
+A cable is a suspect when every test through it was slow (or started and never
+finished: ``hung``); a test that could not run is no evidence at all. The slow tests are
 explained by the fewest suspects (greedy set cover, ties broken by how slow and
 how well covered). Tests are judged against the fair share their round allowed
 on today's routes, so a reroute around a dead link does not blame innocent links.
@@ -66,12 +67,12 @@ def from_pairs(fabric: Fabric, obs: Observations, slow_ratio: float, suspect_fra
             path, chan = (), []
         paths.append(path)
         channels.append(chan)
-        if p.status == "wrong":
-            continue  # corruption is judged separately
-        if p.status in ("hung", "error") or (p.ratio is not None and p.ratio < slow_ratio):
-            slow.add(i)
-        if p.status == "error" and not path:
+        if p.status in ("wrong", "error"):
+            # Corruption is judged separately; a test that could not run says nothing about
+            # the fabric (the report lists it as not tested), never a hardware fault.
             continue
+        if p.status == "hung" or (p.ratio is not None and p.ratio < slow_ratio):
+            slow.add(i)
         for key in path:
             tests_through[key].append(i)
     if not slow:
@@ -133,7 +134,7 @@ def from_pairs(fabric: Fabric, obs: Observations, slow_ratio: float, suspect_fra
         ratios = [pairs[i].ratio for i in covers if pairs[i].ratio is not None]
         worst = min(ratios) if ratios else 0.0
         median = sorted(ratios)[len(ratios) // 2] if ratios else 0.0
-        hung = sum(1 for i in covers if pairs[i].status in ("hung", "error"))
+        hung = sum(1 for i in covers if pairs[i].status == "hung")
         confidence = min(0.99, (1.0 / twins) * (1 - 0.5 ** n))
         severity = "error" if (median < 0.7 or hung) else "warning"
         fault = "hung" if hung == len(covers) else "degraded_bandwidth"

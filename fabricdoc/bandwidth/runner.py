@@ -73,8 +73,12 @@ def run_plan(
     first_round: int = 0,
     max_parallel: int = 8,
     progress: Progress | None = None,
+    into: list[PairResult] | None = None,
 ) -> list[PairResult]:
     """Run every test of ``plan``; return the results of all its tests, journaled ones included.
+
+    ``into`` gets every result the moment it is known, so an interrupted run keeps
+    what finished (the journal keeps it on disk).
 
     Give ``runner`` (one test at a time, a round's tests in parallel) or
     ``round_runner`` (a round at once). Results are numbered from ``first_round``,
@@ -95,6 +99,8 @@ def run_plan(
             key = (phase, number, src, dst)
             if key in done:
                 results.append(done[key])
+                if into is not None:
+                    into.append(done[key])
                 count += 1
                 if progress:
                     progress(ProgressEvent(phase, rnd, len(plan.rounds), count, total, done[key], skipped=True))
@@ -111,6 +117,8 @@ def run_plan(
             if journal is not None:
                 journal.append(phase, r)
             results.append(r)
+            if into is not None:
+                into.append(r)
             count += 1
             if progress:
                 progress(ProgressEvent(phase, rnd, len(plan.rounds), count, total, r))

@@ -35,6 +35,7 @@ def run(args: argparse.Namespace) -> int:
     from fabricdoc.cli.common import emit_report
     from fabricdoc.errors import ConfigError
     from fabricdoc.model.records import Observations
+    from fabricdoc.report.coverage import Planned, host_ports
     from fabricdoc.sources.fabrics import load_fabric
     from fabricdoc.sources.records import load_records
     from fabricdoc.sweep import analyze
@@ -47,8 +48,11 @@ def run(args: argparse.Namespace) -> int:
 
         apply_routes_file(fabric, args.routes)
     parts = []
+    planned = Planned()
     if args.records:
         parts.append(load_records(args.records))
+        # Records come from the hosts' probes: every host of the fabric should have sent some.
+        planned = Planned(hosts={n.id for n in fabric.hosts()}, ports=host_ports(fabric))
     if args.nccl_logs:
         from fabricdoc.sources.nccl_logs import observations_from_nccl_logs
 
@@ -58,5 +62,6 @@ def run(args: argparse.Namespace) -> int:
     options = Options(slow_ratio=args.slow_ratio)
     if args.rules:
         options.rules = load_rules(args.rules)
-    report = analyze(fabric, Observations.merged(parts), options, include_topology=not args.no_topology)
+    report = analyze(fabric, Observations.merged(parts), options, include_topology=not args.no_topology,
+                     planned=planned)
     return emit_report(report, args)

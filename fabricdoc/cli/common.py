@@ -35,18 +35,39 @@ def progress_bar(enabled: bool = True) -> Iterator[Any]:
 
 
 def emit_report(report: Any, args: argparse.Namespace) -> int:
-    """Write ``-o``, print JSON or the text summary, and return the verdict's exit code."""
-    from fabricdoc.report.render import summary_text
+    """Write ``-o``, print the JSON or the text summary, and return the verdict's exit code.
 
-    if getattr(args, "output", None):
-        report.save(args.output)
+    The file comes first (a closed pipe on stdout must not lose it); a report that
+    cannot be written (full disk) is still printed, then the error raised. Errors after
+    the findings (a history store that failed) are one line each on stderr and exit 2,
+    the report kept.
+    """
+    from fabricdoc.errors import FabricdocError
+    from fabricdoc.model.text import escape
+    from fabricdoc.report.render import summary_text
+    from fabricdoc.report.report import exit_code
+
+    output = getattr(args, "output", None)
+    failed: FabricdocError | None = None
+    if output:
+        try:
+            report.save(output)
+        except FabricdocError as exc:
+            failed = exc
     if getattr(args, "json", False):
         sys.stdout.write(report.to_json() + "\n")
     else:
         print(summary_text(report))
-        if getattr(args, "output", None):
-            print(f"report written to {args.output}")
-    return 0 if report.verdict == "pass" else 1
+        if output and failed is None:
+            print(f"report written to {escape(output)}")
+    sys.stdout.flush()
+    if failed is not None:
+        raise failed
+    for error in report.errors:
+        print(f"fabricdoc {args.command}: error: {escape(error)}", file=sys.stderr)
+    if report.errors:
+        return 2
+    return exit_code(report.verdict)
 
 
 def name_map(args: argparse.Namespace) -> Any:

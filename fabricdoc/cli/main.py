@@ -11,8 +11,11 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
+import threading
 import traceback
+from typing import Any
 
 from fabricdoc.cli.args import EXIT_CODES
 from fabricdoc.errors import FabricdocError
@@ -55,15 +58,46 @@ def _escape(text: str) -> str:
     return escape(text)
 
 
+def _terminate_handler(owner: int) -> Any:
+    """A SIGTERM handler that stops this run the way Ctrl-C does (children ended, results kept).
+
+    A process forked from this one (a library's helper in another network
+    namespace) inherits the handler; there SIGTERM keeps its default meaning,
+    so the child dies instead of running this process's clean-up as its own.
+    """
+
+    def _terminate(signum: int, frame: object) -> None:
+        if os.getpid() != owner:
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
+        raise KeyboardInterrupt
+
+    return _terminate
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return EXIT_CANNOT_RUN
-    debug = args.debug or os.environ.get("FABRICDOC_DEBUG", "") not in ("", "0")
-    where = f"fabricdoc {args.command}"
+    """Run one command; the previous SIGTERM handler is put back when it returns."""
+    on_main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate_handler(os.getpid())) if on_main else None
     try:
+        return _main(argv)
+    finally:
+        if on_main and previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _main(argv: list[str] | None) -> int:
+    where = "fabricdoc"
+    debug = os.environ.get("FABRICDOC_DEBUG", "") not in ("", "0")
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return EXIT_CANNOT_RUN
+        debug = debug or args.debug
+        where = f"fabricdoc {args.command}"
         return int(args.func(args))
     except FabricdocError as exc:
         print(f"{where}: error: {_escape(str(exc))}", file=sys.stderr)

@@ -86,10 +86,20 @@ def config_from_args(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
+    import sys
+
     from fabricdoc.cli.common import emit_report, progress_bar
-    from fabricdoc.sweep import run_sweep
+    from fabricdoc.model.text import escape
+    from fabricdoc.sweep import SweepInterrupted, run_sweep
 
     cfg = config_from_args(args)
-    with progress_bar(not args.no_progress and not args.json) as progress:
-        report = run_sweep(cfg, progress)
+    try:
+        with progress_bar(not args.no_progress and not args.json) as progress:
+            report = run_sweep(cfg, progress)
+    except SweepInterrupted as stop:
+        # Whatever finished is kept: the partial report (marked incomplete) is printed and written.
+        emit_report(stop.report, args)
+        where = f"the partial report is in {escape(args.output)}" if args.output else "no -o: nothing was written"
+        print(f"fabricdoc sweep: interrupted; finished tests were kept ({where})", file=sys.stderr)
+        return 130
     return emit_report(report, args)

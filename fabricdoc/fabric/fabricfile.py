@@ -7,6 +7,7 @@ file and the line it comes from.
 
 from __future__ import annotations
 
+import inspect
 import re
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ import yaml
 from fabricdoc.errors import ConfigError, TopologyError
 from fabricdoc.fabric.faults import FAULT_KINDS, Fault
 from fabricdoc.fabric.generators import GENERATORS
-from fabricdoc.model.inputs import compose_yaml, read_text
+from fabricdoc.model.inputs import compose_yaml, construct_scalar, read_text
 from fabricdoc.model.records import Node, PortRef
 from fabricdoc.model.topology import Fabric
 
@@ -32,26 +33,26 @@ class _Seq(list):
     lines: list[int]
 
 
-def _plain(node: yaml.Node) -> Any:
+def _plain(node: yaml.Node, source: str = "") -> Any:
     """YAML node tree -> Python values, keeping each mapping's and sequence item's line."""
     if isinstance(node, yaml.MappingNode):
         out = _Map()
         out.line = node.start_mark.line + 1
         for k, v in node.value:
-            out[_plain(k)] = _plain(v)
+            out[_plain(k, source)] = _plain(v, source)
         return out
     if isinstance(node, yaml.SequenceNode):
-        seq = _Seq(_plain(v) for v in node.value)
+        seq = _Seq(_plain(v, source) for v in node.value)
         seq.line = node.start_mark.line + 1
         seq.lines = [v.start_mark.line + 1 for v in node.value]
         return seq
-    return yaml.SafeLoader("").construct_object(node)
+    return construct_scalar(node, source)
 
 
 def read_yaml(path: str | Path) -> Any:
     """Parse a YAML file keeping line numbers; a syntax error names file and line."""
     root = compose_yaml(read_text(path, "YAML file"), str(path))
-    return _plain(root) if root is not None else None
+    return _plain(root, str(path)) if root is not None else None
 
 
 def _where(path: Path, obj: Any, fallback: int = 0) -> str:
@@ -69,10 +70,36 @@ def _check_keys(path: Path, obj: Any, allowed: set[str], what: str) -> None:
 
 def parse_port(text: Any, where: str) -> tuple[str, int]:
     """``"leaf01[3]"`` -> ("leaf01", 3)."""
-    m = _PORT_RE.match(str(text)) if text is not None else None
-    if not m:
-        raise ConfigError(f"{where}: expected a port like \"leaf01[3]\", got {text!r}")
+    m = _PORT_RE.match(str(text)) if isinstance(text, str) and len(text) <= 300 else None
+    if not m or int(m.group("port")) > MAX_PORTS:
+        raise ConfigError(f"{where}: expected a port like \"leaf01[3]\", got {text!r}"[:200])
     return m.group("node"), int(m.group("port"))
+
+
+MAX_PORTS = 4096  # ports on one node (real switches have at most a few hundred)
+MAX_GENERATED_HOSTS = 1 << 20
+
+
+def _int(where: str, key: str, value: Any, lo: int, hi: int) -> int:
+    """A whole number in [lo, hi], or a ConfigError naming file, line and key."""
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise ConfigError(f"{where}: {key} must be a whole number from {lo} to {hi}, got {value!r}")
+    return value
+
+
+def _num(where: str, key: str, value: Any, lo: float, hi: float, *, open_low: bool = False) -> float:
+    """A finite number in [lo, hi] ((lo, hi] with ``open_low``), or a ConfigError naming file, line and key."""
+    ok = not isinstance(value, bool) and isinstance(value, int | float) and value == value and abs(value) != float("inf")
+    if not ok or value > hi or value < lo or (open_low and value == lo):
+        bound = f"({lo:g}, {hi:g}]" if open_low else f"[{lo:g}, {hi:g}]"
+        raise ConfigError(f"{where}: {key} must be a number in {bound}, got {value!r}")
+    return float(value)
+
+
+def _text(where: str, key: str, value: Any) -> str:
+    if not isinstance(value, str | int) or isinstance(value, bool) or not str(value).strip() or len(str(value)) > 256:
+        raise ConfigError(f"{where}: {key} must be a name (1-256 characters), got {value!r}"[:200])
+    return str(value)
 
 
 _FABRIC_KEYS = {"name", "generator", "params", "nodes", "links", "faults", "description"}
@@ -103,6 +130,21 @@ def _generate(path: Path, data: dict, name: str) -> Fabric:
     params = data.get("params") or {}
     if not isinstance(params, dict):
         raise ConfigError(f"{_where(path, data)}: params must be a mapping")
+    where = _where(path, params)
+    allowed = [n for n in inspect.signature(GENERATORS[gen]).parameters if n != "name"]
+    unknown = sorted(str(k) for k in params if k not in allowed)
+    if unknown:
+        raise ConfigError(f"{where}: bad params for {gen}: unknown parameter {unknown[0]!r} "
+                          f"(allowed: {', '.join(allowed)})")
+    for key, value in params.items():
+        if key == "lane_gbps":
+            _num(where, key, value, 0.0, 10_000.0, open_low=True)
+        elif key != "name":
+            _int(where, str(key), value, 0, 1 << 16)
+    sizes = [int(v) for k, v in params.items() if k in ("leaves", "hosts_per_leaf", "units", "hosts_per_unit", "k")]
+    if gen == "fat_tree_3" and int(params.get("k", 4)) ** 3 // 4 > MAX_GENERATED_HOSTS or (
+            len(sizes) >= 2 and sizes[0] * sizes[1] > MAX_GENERATED_HOSTS):
+        raise ConfigError(f"{where}: more than {MAX_GENERATED_HOSTS:,} hosts: too big a fabric to generate")
     try:
         return GENERATORS[gen](name=name, **params)
     except TypeError as exc:
@@ -124,13 +166,20 @@ def _listed(path: Path, data: dict, name: str) -> Fabric:
                 raise ConfigError(f"{where}: node needs {req!r}")
         if item["kind"] not in ("host", "switch"):
             raise ConfigError(f"{where}: node kind must be host or switch, got {item['kind']!r}")
-        attrs = dict(item.get("attrs") or {})
+        attrs = item.get("attrs") or {}
+        if not isinstance(attrs, dict):
+            raise ConfigError(f"{where}: attrs must be a mapping")
+        attrs = dict(attrs)
+        node_id = _text(where, "id", item["id"])
         if item["kind"] == "host":
-            attrs.setdefault("host", str(item["id"]))
+            attrs.setdefault("host", node_id)
+        guid = item.get("guid")
+        if guid is not None and not isinstance(guid, str):
+            raise ConfigError(f"{where}: guid must be text like 0x0002c90300000001, got {guid!r}")
         try:
             fabric.add_node(
-                Node(id=str(item["id"]), kind=item["kind"], label=str(item.get("label", item["id"])),
-                     num_ports=int(item["ports"]), guid=item.get("guid"), attrs=attrs)
+                Node(id=node_id, kind=item["kind"], label=_text(where, "label", item.get("label", node_id)),
+                     num_ports=_int(where, "ports", item["ports"], 1, MAX_PORTS), guid=guid, attrs=attrs)
             )
         except TopologyError as exc:
             raise ConfigError(f"{where}: {exc}") from None
@@ -141,12 +190,21 @@ def _listed(path: Path, data: dict, name: str) -> Fabric:
         if "a" not in item or "b" not in item:
             raise ConfigError(f"{where}: link needs 'a' and 'b' ports")
         a, b = parse_port(item["a"], where), parse_port(item["b"], where)
+        lanes = _int(where, "lanes", item.get("lanes", 4), 1, 32)
+        lane_gbps = _num(where, "lane_gbps", item.get("lane_gbps", 100.0), 0.0, 10_000.0, open_low=True)
+        max_lanes = item.get("max_lanes")
+        max_lane_gbps = item.get("max_lane_gbps")
+        if max_lanes is not None:
+            _int(where, "max_lanes", max_lanes, lanes, 32)
+        if max_lane_gbps is not None:
+            max_lane_gbps = _num(where, "max_lane_gbps", max_lane_gbps, lane_gbps, 10_000.0)
+        state = item.get("state", "up")
+        if state not in ("up", "down"):
+            raise ConfigError(f"{where}: state must be up or down, got {state!r}"[:200])
         try:
             fabric.add_link(
-                PortRef(*a), PortRef(*b),
-                lanes=int(item.get("lanes", 4)), lane_gbps=float(item.get("lane_gbps", 100.0)),
-                max_lanes=item.get("max_lanes"), max_lane_gbps=item.get("max_lane_gbps"),
-                state=item.get("state", "up"),
+                PortRef(*a), PortRef(*b), lanes=lanes, lane_gbps=lane_gbps, max_lanes=max_lanes,
+                max_lane_gbps=max_lane_gbps, state=state,
             )
         except TopologyError as exc:
             raise ConfigError(f"{where}: {exc}") from None
@@ -182,7 +240,17 @@ def parse_faults(path: str | Path, items: Any, fabric: Fabric) -> list[Fault]:
                     raise ConfigError(f"{where}: port {item['port']} is not cabled")
         except TopologyError as exc:
             raise ConfigError(f"{where}: {exc}") from None
-        extra = {k: item[k] for k in ("lanes", "lane_gbps", "factor", "rate_per_hour", "flaps") if k in item}
+        extra: dict[str, Any] = {}
+        if "lanes" in item:
+            extra["lanes"] = _int(where, "lanes", item["lanes"], 1, 32)
+        if "lane_gbps" in item:
+            extra["lane_gbps"] = _num(where, "lane_gbps", item["lane_gbps"], 0.0, 10_000.0, open_low=True)
+        if "factor" in item:
+            extra["factor"] = _num(where, "factor", item["factor"], 0.0, 1.0)
+        if "rate_per_hour" in item:
+            extra["rate_per_hour"] = _num(where, "rate_per_hour", item["rate_per_hour"], 0.0, 1e12)
+        if "flaps" in item:
+            extra["flaps"] = _int(where, "flaps", item["flaps"], 1, 10_000)
         out.append(Fault(kind=kind, port=port, switch=switch, **extra))
     return out
 

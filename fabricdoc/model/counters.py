@@ -15,18 +15,40 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from fabricdoc.errors import ParseError
 from fabricdoc.model.records import PortCounters, PortRef
 
 
 @dataclass(frozen=True)
 class CounterDef:
-    """What a vendor counter means: canonical name, class, register width, unit scale."""
+    """What a vendor counter means: canonical name, class, register width, unit scale.
+
+    Several vendor names may measure one quantity at different places (``rx_bytes``
+    on the netdev, ``rx_bytes_phy`` at the physical port): they are never summed;
+    the one with the highest ``prefer`` is used (port-level ``_phy`` counters for
+    link health). Only names marked ``summed`` (the per-priority PFC counters, one
+    quantity split by priority) add up under their canonical name.
+    """
 
     canonical: str
     cls: str  # "error", "traffic", "congestion", "event", "gauge"
     width_bits: int = 64
     saturating: bool = False
     scale: float = 1.0  # multiply a delta by this to get the canonical unit
+    prefer: int = 0
+    summed: bool = False
+
+    def saturates_at(self, bits: int | None = None) -> bool:
+        """Whether the register sticks at its maximum (IBTA PortCounters) rather than wrapping.
+
+        A counter read from a 64-bit register (PortCountersExtended) wraps even when
+        its 32-bit PortCounters namesake saturates.
+        """
+        return self.saturating and (bits or self.width_bits) < 64
+
+    @property
+    def maximum(self) -> int:
+        return (1 << self.width_bits) - 1
 
 
 def _ib(canonical: str, cls: str, bits: int, scale: float = 1.0) -> CounterDef:
@@ -71,7 +93,8 @@ COUNTERS: dict[str, CounterDef] = {
     "local_link_integrity_errors": _ib("local_link_integrity_errors", "error", 4),
     "excessive_buffer_overrun_errors": _ib("buffer_overrun_errors", "error", 4),
     "VL15_dropped": _ib("vl15_dropped", "error", 16),
-    "port_xmit_wait": _ib("xmit_wait_ticks", "congestion", 64),
+    # The kernel reads PortXmitWait from the 32-bit PortCounters attribute: it saturates.
+    "port_xmit_wait": _ib("xmit_wait_ticks", "congestion", 32),
     "port_xmit_data": CounterDef("xmit_bytes", "traffic", 64, scale=4.0),
     "port_rcv_data": CounterDef("rcv_bytes", "traffic", 64, scale=4.0),
     "port_xmit_packets": CounterDef("xmit_packets", "traffic"),
@@ -79,15 +102,15 @@ COUNTERS: dict[str, CounterDef] = {
     # mlx5 ethtool -S (physical port), 64-bit.
     "tx_pause_storm_warning_events": CounterDef("pause_storm_warnings", "congestion"),
     "tx_pause_storm_error_events": CounterDef("pause_storm_errors", "congestion"),
-    "link_down_events_phy": CounterDef("link_downed", "event"),
-    "rx_discards_phy": CounterDef("rx_discards", "congestion"),
-    "tx_discards_phy": CounterDef("xmit_discards", "congestion"),
-    "rx_symbol_err_phy": CounterDef("symbol_errors", "error"),
+    "link_down_events_phy": CounterDef("link_downed", "event", prefer=1),
+    "rx_discards_phy": CounterDef("rx_discards", "congestion", prefer=1),
+    "tx_discards_phy": CounterDef("xmit_discards", "congestion", prefer=1),
+    "rx_symbol_err_phy": CounterDef("symbol_errors", "error", prefer=1),
     "rx_corrected_bits_phy": CounterDef("corrected_bits", "error"),
-    "rx_crc_errors_phy": CounterDef("rcv_errors", "error"),
+    "rx_crc_errors_phy": CounterDef("rcv_errors", "error", prefer=1),
     "rx_out_of_buffer": CounterDef("rx_out_of_buffer", "congestion"),
-    "rx_bytes_phy": CounterDef("rcv_bytes", "traffic"),
-    "tx_bytes_phy": CounterDef("xmit_bytes", "traffic"),
+    "rx_bytes_phy": CounterDef("rcv_bytes", "traffic", prefer=1),
+    "tx_bytes_phy": CounterDef("xmit_bytes", "traffic", prefer=1),
     # RDMA hw_counters (mlx5), 64-bit.
     "np_ecn_marked_roce_packets": CounterDef("ecn_marked", "congestion"),
     "np_cnp_sent": CounterDef("cnp_sent", "congestion"),
@@ -107,7 +130,7 @@ COUNTERS: dict[str, CounterDef] = {
     "tx_errors": CounterDef("xmit_errors", "error"),
     "rx_dropped": CounterDef("rx_discards", "congestion"),
     "tx_dropped": CounterDef("xmit_discards", "congestion"),
-    "rx_crc_errors": CounterDef("rcv_errors", "error"),
+    "rx_crc_errors": CounterDef("rcv_errors", "error", prefer=1),  # more specific than rx_errors
     "carrier_changes": CounterDef("carrier_changes", "event"),
     "carrier_down_count": CounterDef("link_downed", "event"),  # netlink IFLA_CARRIER_DOWN_COUNT
     "qdisc_drops": CounterDef("qdisc_drops", "congestion"),
@@ -118,14 +141,15 @@ COUNTERS: dict[str, CounterDef] = {
     "InCEPkts": CounterDef("ce_received", "congestion"),  # /proc/net/netstat IpExt, per namespace
 }
 
-# Per-priority mlx5 names: summed over priorities under one canonical name.
+# Per-priority mlx5 names (and the link-level pause counters): pause frames of different
+# priorities are different frames, so these are summed under one canonical name.
 PATTERNS: list[tuple[re.Pattern[str], CounterDef]] = [
-    (re.compile(r"rx_prio\d_pause$"), CounterDef("pause_rx_frames", "congestion")),
-    (re.compile(r"tx_prio\d_pause$"), CounterDef("pause_tx_frames", "congestion")),
-    (re.compile(r"rx_prio\d_pause_duration$"), CounterDef("pause_rx_us", "congestion")),
-    (re.compile(r"tx_prio\d_pause_duration$"), CounterDef("pause_tx_us", "congestion")),
-    (re.compile(r"rx_pause_ctrl_phy$"), CounterDef("pause_rx_frames", "congestion")),
-    (re.compile(r"tx_pause_ctrl_phy$"), CounterDef("pause_tx_frames", "congestion")),
+    (re.compile(r"rx_prio\d_pause$"), CounterDef("pause_rx_frames", "congestion", summed=True)),
+    (re.compile(r"tx_prio\d_pause$"), CounterDef("pause_tx_frames", "congestion", summed=True)),
+    (re.compile(r"rx_prio\d_pause_duration$"), CounterDef("pause_rx_us", "congestion", summed=True)),
+    (re.compile(r"tx_prio\d_pause_duration$"), CounterDef("pause_tx_us", "congestion", summed=True)),
+    (re.compile(r"rx_pause_ctrl_phy$"), CounterDef("pause_rx_frames", "congestion", summed=True)),
+    (re.compile(r"tx_pause_ctrl_phy$"), CounterDef("pause_tx_frames", "congestion", summed=True)),
 ]
 
 
@@ -169,15 +193,21 @@ class CounterDelta:
 
 
 def raw_delta(before: int | None, after: int | None, cdef: CounterDef, width_bits: int | None = None):
-    """Delta of one register: (value, at_least, reset), or None when either sample is missing."""
+    """Delta of one register: (value, at_least, reset), or None when either sample is missing.
+
+    A saturating register at its maximum gives "at least" the difference. A wrapping
+    register that went down from the upper half to the lower half wrapped once (the
+    plausible reading for a 64-bit counter); any other decrease was a reset: the
+    delta is at least the new value, and flagged.
+    """
     if before is None or after is None:
         return None
     bits = width_bits or cdef.width_bits
     top = (1 << bits) - 1
+    saturating = cdef.saturates_at(bits)
     if after >= before:
-        return (after - before, cdef.saturating and after >= top, False)
-    if not cdef.saturating and before > (top >> 1) and after < (top >> 1):
-        # A 64-bit counter that crossed its maximum wrapped once.
+        return (after - before, saturating and after >= top, False)
+    if not saturating and before > (top >> 1) and after < (top >> 1):
         return (top - before + 1 + after, False, False)
     return (after, True, True)
 
@@ -219,11 +249,13 @@ def deltas(
                 got = (a - b, cdef.saturating and a >= top, False)
             else:
                 got = raw_delta(b, a, cdef, cur.width_bits.get(name))
-            if changed_only and got[0] == 0 and not got[2]:
-                continue
             slot = acc.get(cdef.canonical)
-            if slot is None:
-                acc[cdef.canonical] = [got[0] * cdef.scale, got[1], got[2], [name]]
+            if slot is not None and cdef.prefer < slot[4]:
+                continue  # a port-level counter of the same quantity is there: use it, never both
+            if slot is None or cdef.prefer > slot[4] or not (cdef.summed and slot[5]):
+                if slot is not None and cdef.prefer == slot[4]:
+                    continue  # two names of one quantity at one level: keep the first, never sum
+                acc[cdef.canonical] = [got[0] * cdef.scale, got[1], got[2], [name], cdef.prefer, cdef.summed]
             else:
                 slot[0] += got[0] * cdef.scale
                 slot[1] |= got[1]
@@ -232,7 +264,9 @@ def deltas(
         if not acc:
             continue
         ref = PortRef(cur.node, cur.port)
-        for canon, (value, at_least, reset, raw) in acc.items():
+        for canon, (value, at_least, reset, raw, _prefer, _summed) in acc.items():
+            if changed_only and value == 0 and not reset:
+                continue
             out.append(CounterDelta(ref, canon, value, interval, at_least, reset, tuple(sorted(raw))))
     return out
 
@@ -246,3 +280,26 @@ def gauges(sample: Iterable[PortCounters]) -> dict[tuple[PortRef, str], float]:
             if cdef is not None and cdef.cls == "gauge" and value is not None:
                 out[(PortRef(c.node, c.port), cdef.canonical)] = float(value)
     return out
+
+
+def register_problem(name: str, value: object, width_bits: int | None = None) -> str | None:
+    """Why ``value`` cannot be a reading of counter ``name`` (None when it can): not a whole
+    number, negative, or wider than the counter's register (a 4-bit register reading 16)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        return "a counter must be a whole number or null"
+    cdef = lookup(name)
+    bits = width_bits or (cdef.width_bits if cdef is not None else 64)
+    if value < 0 or value > (1 << bits) - 1:
+        return f"counter outside its {bits}-bit register (0..{(1 << bits) - 1})"
+    return None
+
+
+def check_values(sample: PortCounters, source: str, line_no: int = 0) -> PortCounters:
+    """Refuse (ParseError) a sample whose counters cannot be register values; unknown stays None."""
+    for name, value in sample.values.items():
+        why = register_problem(name, value, sample.width_bits.get(name))
+        if why:
+            raise ParseError(source, line_no, f"{name}={value!r}"[:120], why)
+    return sample

@@ -122,8 +122,32 @@ def compose_yaml(text: str, source: str) -> Any:
         mark = getattr(exc, "problem_mark", None)
         where = f"{source}:{mark.line + 1}" if mark else source
         raise ConfigError(f"{where}: invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
-    except RecursionError:
-        raise ConfigError(f"{source}: nested more than {MAX_DEPTH} levels deep") from None
+    except (RecursionError, ValueError) as exc:
+        if isinstance(exc, RecursionError):
+            raise ConfigError(f"{source}: nested more than {MAX_DEPTH} levels deep") from None
+        raise ConfigError(f"{source}: invalid value: {exc}") from None
+
+
+def construct_scalar(node: Any, source: str) -> Any:
+    """One YAML scalar node as a Python value; an out-of-range number is a ConfigError with the line."""
+    import yaml
+
+    try:
+        return yaml.SafeLoader("").construct_object(node)
+    except (yaml.YAMLError, ValueError) as exc:
+        raise ConfigError(f"{source}:{node.start_mark.line + 1}: invalid value: {exc}") from None
+
+
+def loads_toml(text: str, source: str) -> dict[str, Any]:
+    """TOML text as a dict; a syntax error or an integer too long to convert is a ConfigError."""
+    import tomllib
+
+    try:
+        return check_depth(tomllib.loads(text), source)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{source}: not valid TOML: {exc}") from None
+    except (ValueError, RecursionError) as exc:
+        raise ConfigError(f"{source}: not valid TOML: {exc}") from None
 
 
 def load_yaml(text: str, source: str) -> Any:
@@ -136,5 +160,7 @@ def load_yaml(text: str, source: str) -> Any:
         mark = getattr(exc, "problem_mark", None)
         where = f"{source}:{mark.line + 1}" if mark else source
         raise ConfigError(f"{where}: invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
-    except RecursionError:
-        raise ConfigError(f"{source}: nested more than {MAX_DEPTH} levels deep") from None
+    except (RecursionError, ValueError) as exc:
+        if isinstance(exc, RecursionError):
+            raise ConfigError(f"{source}: nested more than {MAX_DEPTH} levels deep") from None
+        raise ConfigError(f"{source}: invalid value: {exc}") from None

@@ -212,7 +212,13 @@ class Fabric:
                 raise TopologyError(
                     f"route {src} -> {dst}: switch {node.label!r} has no LFT entry for LID {lid}"
                 )
-            here = PortRef(node.id, table[lid])
+            out = table[lid]
+            if not 1 <= out <= node.num_ports:
+                raise TopologyError(
+                    f"route {src} -> {dst}: switch {node.label!r} forwards LID {lid} to port {out}, "
+                    f"which it does not have (it has {node.num_ports})"
+                )
+            here = PortRef(node.id, out)
         raise TopologyError(f"route {src} -> {dst}: loop in forwarding tables")
 
     def _updown_routes(self) -> _UpDown:

@@ -20,10 +20,14 @@ def write_atomic(path: str | os.PathLike[str], text: str) -> Path:
 
     The file gets the mode a plain ``open`` would give it (the umask's), or keeps the
     mode of the file it replaces: a report is read by other users and by the scheduler.
-    A failure (full disk, read-only folder) raises FabricdocError and leaves any old
-    file intact.
+    A symlink is written through (its target is replaced, the link stays); a path that
+    is not a regular file (``/dev/stdout``, a fifo, a folder) is refused. A failure
+    (full disk, read-only folder) raises FabricdocError and leaves any old file intact.
     """
-    path = Path(path)
+    given = Path(path)
+    path = Path(os.path.realpath(given)) if given.is_symlink() else given
+    if path.exists() and not path.is_file():
+        raise FabricdocError(f"{given}: not a regular file: refusing to replace it (write the report to a file)")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         try:

@@ -28,14 +28,14 @@ from fabricdoc.model.severity import rank as severity_rank
 from fabricdoc.model.times import epoch
 from fabricdoc.report.report import Report
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS sweeps (
     id INTEGER PRIMARY KEY, at REAL NOT NULL, generated_at TEXT NOT NULL, fabric TEXT NOT NULL,
     source TEXT, verdict TEXT NOT NULL, hosts INTEGER, switches INTEGER, links INTEGER,
-    UNIQUE (fabric, generated_at));
+    run_id TEXT NOT NULL UNIQUE);
 CREATE TABLE IF NOT EXISTS counters (
     sweep_id INTEGER NOT NULL REFERENCES sweeps(id), node TEXT NOT NULL, port INTEGER NOT NULL,
     ifname TEXT, label TEXT, guid TEXT, peer TEXT, timestamp REAL NOT NULL, name TEXT NOT NULL, value INTEGER,
@@ -83,15 +83,33 @@ class History:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self.db = sqlite3.connect(self.path, timeout=10.0)
+            has_meta = self.db.execute("SELECT name FROM sqlite_master WHERE name='meta'").fetchone()
+            row = self.db.execute("SELECT value FROM meta WHERE key='schema'").fetchone() if has_meta else None
+            if row is not None and row[0] == "1":
+                self._migrate_from_1()
             self.db.executescript(_DDL)
-            row = self.db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+            if row is None:
+                self.db.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+                self.db.commit()
+            elif row[0] not in ("1", SCHEMA_VERSION):
+                raise FabricdocError(f"{self.path}: history schema {row[0]}, this fabricdoc reads {SCHEMA_VERSION}")
         except sqlite3.DatabaseError as exc:
-            raise FabricdocError(f"{self.path}: not a fabricdoc history database: {exc}") from None
-        if row is None:
-            self.db.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
-            self.db.commit()
-        elif row[0] != SCHEMA_VERSION:
-            raise FabricdocError(f"{self.path}: history schema {row[0]}, this fabricdoc reads {SCHEMA_VERSION}")
+            raise FabricdocError(f"{self.path}: not a usable fabricdoc history database: {exc}") from None
+
+    def _migrate_from_1(self) -> None:
+        """Schema 1 kept one sweep per (fabric, second): give every sweep a run id of its own."""
+        with self.db:
+            self.db.executescript("""
+                CREATE TABLE sweeps_v2 (
+                    id INTEGER PRIMARY KEY, at REAL NOT NULL, generated_at TEXT NOT NULL, fabric TEXT NOT NULL,
+                    source TEXT, verdict TEXT NOT NULL, hosts INTEGER, switches INTEGER, links INTEGER,
+                    run_id TEXT NOT NULL UNIQUE);
+                INSERT INTO sweeps_v2 SELECT id, at, generated_at, fabric, source, verdict, hosts, switches, links,
+                    'schema1-' || id FROM sweeps;
+                DROP TABLE sweeps;
+                ALTER TABLE sweeps_v2 RENAME TO sweeps;
+                UPDATE meta SET value = '2' WHERE key = 'schema';
+            """)
 
     def __enter__(self) -> History:
         return self
@@ -109,20 +127,28 @@ class History:
         counters: Iterable[PortCounters] = (),
         events: Iterable[LinkEvent] = (),
     ) -> int:
-        """Store one sweep; returns its id. The same report (fabric, generated_at) is stored once."""
+        """Store one sweep; returns its id. Every run is kept; the same report (run id) is stored once.
+
+        A store that cannot be written (read-only, full, locked) is a FabricdocError.
+        """
+        try:
+            return self._append(report, counters, events)
+        except sqlite3.Error as exc:
+            raise FabricdocError(f"{self.path}: cannot write the history store: {exc}") from None
+
+    def _append(self, report: Report, counters: Iterable[PortCounters], events: Iterable[LinkEvent]) -> int:
         fab = report.fabric
         name = str(fab.get("name", ""))
-        found = self.db.execute(
-            "SELECT id FROM sweeps WHERE fabric=? AND generated_at=?", (name, report.generated_at)
-        ).fetchone()
+        found = self.db.execute("SELECT id FROM sweeps WHERE run_id=?", (report.run_id,)).fetchone()
         if found:
             return int(found[0])
         labels, guids, peers = _port_facts(report)
         with self.db:
             cur = self.db.execute(
-                "INSERT INTO sweeps (at, generated_at, fabric, source, verdict, hosts, switches, links) VALUES (?,?,?,?,?,?,?,?)",
+                "INSERT INTO sweeps (at, generated_at, fabric, source, verdict, hosts, switches, links, run_id) "
+                "VALUES (?,?,?,?,?,?,?,?,?)",
                 (epoch(report.generated_at, "report time"), report.generated_at, name, fab.get("source"), report.verdict,
-                 fab.get("hosts"), fab.get("switches"), fab.get("links")),
+                 fab.get("hosts"), fab.get("switches"), fab.get("links"), report.run_id),
             )
             sid = int(cur.lastrowid)
             self.db.executemany(

@@ -65,7 +65,8 @@ def summary_text(report: Report, evidence_per_finding: int = 3) -> str:
     if t.get("pairs_tested"):
         tested.append(
             f"{t['pairs_tested']} bandwidth tests in {t.get('rounds')} rounds "
-            f"({t.get('pairs_slow', 0)} slow, {t.get('pairs_hung', 0)} hung, {t.get('pairs_wrong', 0)} corrupt)"
+            f"({t.get('pairs_slow', 0)} slow, {t.get('pairs_hung', 0)} hung, {t.get('pairs_wrong', 0)} corrupt, "
+            f"{t.get('pairs_error', 0)} could not run)"
         )
     if t.get("ports_sampled"):
         secs = float(t.get("interval_s") or 0)
@@ -73,13 +74,18 @@ def summary_text(report: Report, evidence_per_finding: int = 3) -> str:
                       else f"{t['ports_sampled']} ports sampled over {secs:.3g}s")
     if tested:
         lines.append("tested: " + "; ".join(tested))
-    failed = [p for p in report.probes if p.get("status") != "ok"]
-    if failed:
-        lines.append(f"could not see: {len(failed)} probe runs failed")
-        for p in failed[:10]:
-            lines.append(f"  {safe(p['probe'])} on {safe(p['target'])}: {p['status']}: {safe(p.get('error') or '')}")
-    if not report.findings:
-        lines.append("no findings: every link, switch and host looked healthy")
+    cov = report.coverage or {}
+    missing = cov.get("not_seen") or []
+    if missing:
+        lines.append(f"could not see ({cov.get('not_seen_count', len(missing))}):")
+        for item in missing[:10]:
+            lines.append(f"  {safe(item['what'])}: {safe(item['why'])}")
+        if cov.get("not_seen_count", len(missing)) > 10:
+            lines.append(f"  (+{cov['not_seen_count'] - 10} more in the JSON report's coverage)")
+    if not report.findings and missing:
+        lines.append("no findings in what was seen: the verdict is INCOMPLETE, not a pass")
+    elif not report.findings:
+        lines.append("no findings: everything planned was seen, and every link, switch and host looked healthy")
     else:
         lines.append("")
         lines.append(f"{'ID':<5} {'SEVERITY':<9} {'KIND':<7} {'FAULT':<19} {'CONF':>4}  COMPONENT")

@@ -11,6 +11,7 @@ a report is validated when it is loaded.
 from __future__ import annotations
 
 import json
+import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,10 +23,18 @@ from fabricdoc.model.records import Node, Observations, PortRef
 from fabricdoc.model.severity import Severity
 from fabricdoc.model.times import now_iso
 from fabricdoc.model.topology import Fabric
+from fabricdoc.report.coverage import Coverage, Planned
+from fabricdoc.report.coverage import measure as measure_coverage
 from fabricdoc.report.drain import DrainEntry, drain_list
 from fabricdoc.report.files import write_atomic
 
 SCHEMA_ID = "fabricdoc.report/v1"
+
+
+def _producer() -> str:
+    from fabricdoc import __version__
+
+    return f"fabricdoc {__version__}"
 DEFAULT_THRESHOLDS = {"slow_ratio": 0.80, "suspect_fraction": 1.0, "switch_fraction": 0.5}
 
 
@@ -43,8 +52,13 @@ class Report:
     impact: dict[str, Any] | None = None
     topology: dict[str, Any] | None = None
     thresholds: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_THRESHOLDS))
+    coverage: dict[str, Any] = field(default_factory=lambda: Coverage().to_dict())
     generated_at: str = field(default_factory=now_iso)
     schema: str = SCHEMA_ID
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    producer: str = field(default_factory=_producer)
+    started_at: str | None = None
+    errors: list[str] = field(default_factory=list)
 
     @property
     def slow_ratio(self) -> float:
@@ -64,7 +78,11 @@ class Report:
         rounds: int | None = None,
         include_topology: bool = True,
         thresholds: dict[str, float] | None = None,
+        planned: Planned | None = None,
+        interrupted: bool = False,
     ) -> Report:
+        """The report of one sweep. ``planned`` says what the sweep set out to see; the
+        verdict is ``pass`` only when all of it was seen (see :func:`verdict_of`)."""
         judged = {**DEFAULT_THRESHOLDS, **(thresholds or {})}
         slow_ratio = judged["slow_ratio"]
         findings = sorted(findings, key=lambda f: (-f.severity.rank, -f.confidence, f.name))
@@ -80,9 +98,13 @@ class Report:
             "interval_s": obs.interval_s,
             "duration_s": duration_s,
         }
+        cov = measure_coverage(fabric, obs, planned or Planned())
+        if interrupted:
+            cov.add("the sweep", "interrupted (Ctrl-C or SIGTERM) before it finished: this report holds what finished")
         return cls(
             fabric={"name": fabric.name, "source": fabric.source, **fabric.summary()},
-            verdict=verdict_of(findings),
+            verdict=verdict_of(findings, cov),
+            coverage=cov.to_dict(),
             findings=findings,
             drain=drain if drain is not None else drain_list(fabric, findings),
             tests=tests,
@@ -96,10 +118,15 @@ class Report:
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "schema": self.schema,
+            "run_id": self.run_id,
+            "producer": self.producer,
+            "started_at": self.started_at,
             "generated_at": self.generated_at,
             "fabric": self.fabric,
             "verdict": self.verdict,
             "thresholds": self.thresholds,
+            "coverage": self.coverage,
+            "errors": self.errors,
             "findings": [f.to_dict() for f in self.findings],
             "drain": [asdict(d) for d in self.drain],
             "tests": self.tests,
@@ -123,9 +150,14 @@ class Report:
         return cls(
             schema=data["schema"],
             generated_at=data["generated_at"],
+            run_id=str(data.get("run_id") or f"{data['generated_at']}"),
+            producer=str(data.get("producer") or "unknown"),
+            started_at=data.get("started_at"),
+            errors=list(data.get("errors", [])),
             fabric=data["fabric"],
             verdict=data["verdict"],
             thresholds={**DEFAULT_THRESHOLDS, **data.get("thresholds", {})},
+            coverage=data.get("coverage") or Coverage().to_dict(),
             findings=[Finding.from_dict(f, source) for f in data["findings"]],
             drain=[DrainEntry(**d) for d in data["drain"]],
             tests=data["tests"],
@@ -151,14 +183,25 @@ class Report:
         return fabric_from_topology(self.topology)
 
 
-def verdict_of(findings: list[Finding]) -> str:
-    """``fail`` with any error or critical finding, ``degraded`` with warnings, else ``pass``."""
+def verdict_of(findings: list[Finding], coverage: Coverage | None = None) -> str:
+    """The verdict of DESIGN.md: ``fail`` with any error or critical finding (``degraded``
+    with warnings only), else ``incomplete`` when something planned was not seen, else ``pass``."""
     worst = max((f.severity.rank for f in findings), default=-1)
     if worst >= Severity.ERROR.rank:
         return "fail"
     if worst >= Severity.WARNING.rank:
         return "degraded"
+    if coverage is not None and not coverage.complete:
+        return "incomplete"
     return "pass"
+
+
+EXIT_CODES = {"pass": 0, "fail": 1, "degraded": 1, "incomplete": 2}
+
+
+def exit_code(verdict: str) -> int:
+    """0 healthy, 1 faults found, 2 could not see everything (or could not run)."""
+    return EXIT_CODES.get(verdict, 2)
 
 
 def _pair_dict(fabric: Fabric, p) -> dict[str, Any]:

@@ -63,7 +63,13 @@ REPORT_SCHEMA: dict[str, Any] = {
     "required": ["schema", "generated_at", "fabric", "verdict", "findings", "drain", "tests"],
     "properties": {
         "schema": {"const": "fabricdoc.report/v1"},
-        "generated_at": {"type": "string", "description": "ISO 8601 time the report was made (UTC)"},
+        "generated_at": {"type": "string", "description": "ISO 8601 time the report was made (UTC): the sweep's end"},
+        "started_at": {"type": ["string", "null"], "description": "ISO 8601 time the sweep started (UTC)"},
+        "run_id": {"type": "string", "description": "unique id of the sweep (a resumed sweep keeps its journal's id)"},
+        "producer": {"type": "string", "description": "the fabricdoc version that wrote the report"},
+        "errors": {"type": "array", "items": {"type": "string"},
+                   "description": "what failed after the findings were made (a history store that could not be "
+                   "written): the report is kept, the command exits 2"},
         "fabric": {
             "type": "object",
             "required": ["name", "source", "hosts", "switches", "links"],
@@ -75,7 +81,29 @@ REPORT_SCHEMA: dict[str, Any] = {
                 "links": {"type": "integer", "minimum": 0},
             },
         },
-        "verdict": {"enum": ["pass", "degraded", "fail"]},
+        "verdict": {
+            "enum": ["pass", "degraded", "fail", "incomplete"],
+            "description": "pass: everything planned was seen and nothing is wrong (exit 0); fail: error or "
+            "critical findings, degraded: warnings only (exit 1); incomplete: something planned was not seen "
+            "and nothing wrong was found in the rest (exit 2). coverage lists what was not seen.",
+        },
+        "coverage": {
+            "type": "object",
+            "description": "what the sweep planned to see, what it saw, and what it could not see and why",
+            "properties": {
+                "complete": {"type": "boolean"},
+                "ports": {"type": "object", "properties": {"planned": {"type": ["integer", "null"]},
+                                                          "sampled": {"type": ["integer", "null"]}}},
+                "hosts": {"type": "object", "properties": {"planned": {"type": ["integer", "null"]},
+                                                          "seen": {"type": ["integer", "null"]}}},
+                "tests": {"type": "object", "properties": {"planned": {"type": ["integer", "null"]},
+                                                          "measured": {"type": ["integer", "null"]}}},
+                "not_seen": {"type": "array", "items": {
+                    "type": "object", "required": ["what", "why"],
+                    "properties": {"what": {"type": "string"}, "why": {"type": "string"}}}},
+                "not_seen_count": {"type": "integer", "minimum": 0},
+            },
+        },
         "thresholds": {
             "type": "object",
             "description": "what the findings were judged with: slow_ratio (a test below this fraction of its "

@@ -33,7 +33,7 @@ from fabricdoc.model.times import epoch
 from fabricdoc.report.history import History, component_key
 from fabricdoc.report.report import Report
 
-VERDICTS = ("pass", "degraded", "fail")
+VERDICTS = ("pass", "degraded", "fail", "incomplete")
 _PORT_LABELS = ["node", "port", "guid", "peer"]
 
 

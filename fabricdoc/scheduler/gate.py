@@ -11,7 +11,6 @@ figure. Policies come from flags and/or a TOML file with strict keys.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from pathlib import Path
@@ -20,7 +19,7 @@ from typing import Any
 from fabricdoc.errors import ConfigError, FabricdocError
 from fabricdoc.impact.busbw import ImpactModel
 from fabricdoc.model.findings import Finding
-from fabricdoc.model.inputs import read_text
+from fabricdoc.model.inputs import loads_toml, read_text
 from fabricdoc.model.records import LinkKey, PortRef
 from fabricdoc.model.severity import SEVERITIES
 from fabricdoc.model.text import escape as _clean
@@ -78,10 +77,7 @@ _KEYS = {f.name for f in fields(Policy)}
 def load_policy(path: str | Path, base: Policy | None = None) -> Policy:
     """Read a TOML policy; an unknown key or a bad value is a ConfigError naming file and key."""
     path = Path(path)
-    try:
-        data = tomllib.loads(read_text(path, "policy"))
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    data = loads_toml(read_text(path, "policy"), str(path))
     return policy_from(data, str(path), base)
 
 

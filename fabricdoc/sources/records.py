@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from typing import Any
 
 from fabricdoc.errors import ParseError
+from fabricdoc.model.counters import register_problem
+from fabricdoc.model.inputs import check_depth
 from fabricdoc.model.records import (
     GpuHealth,
     LinkEvent,
@@ -23,6 +26,7 @@ from fabricdoc.model.records import (
     PortRef,
     PortState,
     ProbeRun,
+    ProbeStatus,
 )
 
 FORMAT = "fabricdoc-records"
@@ -52,8 +56,75 @@ def record_to_dict(record: Record) -> dict[str, Any]:
     return out
 
 
+MAX_PORT = 65535
+_STR, _INT, _NUM, _BOOL = "text", "whole number", "finite number >= 0", "true or false"
+# Field -> (kind, may be null) for every scalar field; dict fields are checked on their own below.
+_FIELDS: dict[str, dict[str, tuple[str, bool]]] = {
+    "PortCounters": {"node": (_STR, False), "port": (_INT, False), "timestamp": (_NUM, False),
+                     "source": (_STR, False), "ifname": (_STR, True)},
+    "PortState": {"node": (_STR, False), "port": (_INT, False), "state": (_STR, False), "phys_state": (_STR, True),
+                  "lanes": (_INT, True), "lane_gbps": (_NUM, True), "max_lanes": (_INT, True),
+                  "max_lane_gbps": (_NUM, True), "source": (_STR, False), "ifname": (_STR, True)},
+    "LinkEvent": {"node": (_STR, False), "port": (_INT, False), "timestamp": (_NUM, False), "state": (_STR, False),
+                  "source": (_STR, False), "ifname": (_STR, True)},
+    "PairResult": {"status": (_STR, False), "busbw_gbps": (_NUM, True), "expected_gbps": (_NUM, True),
+                   "algbw_gbps": (_NUM, True), "size_bytes": (_INT, True), "wrong": (_INT, False),
+                   "duration_s": (_NUM, True), "round": (_INT, False), "test": (_STR, False), "error": (_STR, True)},
+    "ProbeRun": {"probe": (_STR, False), "target": (_STR, False), "status": (_STR, False),
+                 "duration_s": (_NUM, False), "error": (_STR, True)},
+    "GpuHealth": {"host": (_STR, False), "index": (_INT, False), "uuid": (_STR, True), "status": (_STR, False),
+                  "error": (_STR, True)},
+}
+_ENUMS = {("LinkEvent", "state"): ("up", "down"), ("PairResult", "status"): ("ok", "hung", "wrong", "error"),
+          ("ProbeRun", "status"): tuple(s.value for s in ProbeStatus),
+          ("GpuHealth", "status"): tuple(s.value for s in ProbeStatus)}
+
+
+def _bad_scalar(value: Any, kind: str) -> bool:
+    if kind == _STR:
+        return not isinstance(value, str) or len(value) > 4096
+    if kind == _BOOL:
+        return not isinstance(value, bool)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return True
+    if kind == _INT:
+        return not isinstance(value, int) or not 0 <= value <= 1 << 64
+    return not math.isfinite(value) or value < 0
+
+
+def _check_fields(name: str, data: dict[str, Any], source: str, where: str) -> None:
+    """Types, finite non-negative numbers, ports in range, known enum values: one ParseError otherwise."""
+    for key, (kind, nullable) in _FIELDS[name].items():
+        if key not in data:
+            continue
+        value = data[key]
+        if value is None and nullable:
+            continue
+        if value is None or _bad_scalar(value, kind):
+            raise ParseError(source, 0, f"{key}={value!r}"[:120], f"{where} ({name}): {key} must be a {kind}")
+        allowed = _ENUMS.get((name, key))
+        if allowed and value not in allowed:
+            raise ParseError(source, 0, f"{key}={value!r}"[:120], f"{where} ({name}): {key} is one of {', '.join(allowed)}")
+        if key == "port" and value > MAX_PORT:
+            raise ParseError(source, 0, f"port={value}", f"{where} ({name}): no port {value} (at most {MAX_PORT})")
+    if name == "PortCounters":
+        values, widths = data.get("values"), data.get("width_bits", {})
+        if not isinstance(values, dict) or not isinstance(widths, dict):
+            raise ParseError(source, 0, repr(values)[:120], f"{where} (PortCounters): values and width_bits are objects")
+        for counter, bits in widths.items():
+            if isinstance(bits, bool) or not isinstance(bits, int) or not 1 <= bits <= 64:
+                raise ParseError(source, 0, f"{counter}={bits!r}"[:120], f"{where}: a register width is 1..64 bits")
+        for counter, value in values.items():
+            why = register_problem(str(counter), value, widths.get(counter))
+            if why:
+                raise ParseError(source, 0, f"{counter}={value!r}"[:120], f"{where} (PortCounters): {why}")
+    if name == "GpuHealth" and not isinstance(data.get("values", {}), dict):
+        raise ParseError(source, 0, repr(data.get("values"))[:120], f"{where} (GpuHealth): values is an object")
+
+
 def record_from_dict(data: Any, source: str = "<json>", index: int = 0) -> Record:
-    """Rebuild one record; a wrong type or missing field is a ParseError naming the record."""
+    """Rebuild one record; a wrong type, a missing field or an impossible value is a ParseError
+    naming the record (numbers finite and non-negative, ports in range, counters within their register)."""
     where = f"record {index}"
     if not isinstance(data, dict):
         raise ParseError(source, 0, repr(data)[:120], f"{where} is not an object")
@@ -64,16 +135,18 @@ def record_from_dict(data: Any, source: str = "<json>", index: int = 0) -> Recor
     names = {f.name for f in dataclasses.fields(cls)}
     unknown = set(data) - names - {"type"}
     if unknown:
-        raise ParseError(source, 0, ", ".join(sorted(unknown)), f"{where} ({name}) has unknown fields")
+        raise ParseError(source, 0, ", ".join(sorted(map(str, unknown)))[:120], f"{where} ({name}) has unknown fields")
+    _check_fields(name, data, source, where)
     kwargs: dict[str, Any] = {}
     for key, value in data.items():
         if key == "type":
             continue
         if key in _PORTREF_FIELDS and value is not None:
-            try:
-                value = PortRef(str(value["node"]), int(value["port"]))
-            except (KeyError, TypeError, ValueError) as exc:
-                raise ParseError(source, 0, repr(value)[:120], f"{where} field {key} is not a port") from exc
+            ok = (isinstance(value, dict) and isinstance(value.get("node"), str) and isinstance(value.get("port"), int)
+                  and not isinstance(value.get("port"), bool) and 0 <= value["port"] <= MAX_PORT)
+            if not ok:
+                raise ParseError(source, 0, repr(value)[:120], f"{where} field {key} is not a port")
+            value = PortRef(value["node"], value["port"])
         kwargs[key] = value
     try:
         return cls(**kwargs)
@@ -95,9 +168,13 @@ def records_to_json(
     return json.dumps(doc, indent=indent, allow_nan=False)
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"non-finite number {name}")
+
+
 def documents_from_json(text: str, source: str = "<json>") -> list[dict[str, Any]]:
     """Every document in ``text`` (one, several concatenated, or one per line)."""
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(parse_constant=_no_constant)
     docs: list[dict[str, Any]] = []
     pos = 0
     while True:
@@ -108,8 +185,14 @@ def documents_from_json(text: str, source: str = "<json>") -> list[dict[str, Any
         try:
             value, end = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
-            line = text.splitlines()[exc.lineno - 1] if text.splitlines() else ""
-            raise ParseError(source, exc.lineno, line, f"invalid JSON: {exc.msg}") from exc
+            lines = text.splitlines()
+            line = lines[exc.lineno - 1] if 0 < exc.lineno <= len(lines) else ""
+            raise ParseError(source, exc.lineno, line[:120], f"invalid JSON: {exc.msg}") from None
+        except RecursionError:
+            raise ParseError(source, text.count("\n", 0, pos) + 1, "", "nested too deeply") from None
+        except ValueError as exc:  # an integer beyond Python's digit limit
+            raise ParseError(source, text.count("\n", 0, pos) + 1, "", f"invalid JSON: {exc}") from None
+        check_depth(value, source)
         if isinstance(value, list):
             value = {"format": FORMAT, "version": VERSION, "records": value}
         if not isinstance(value, dict) or value.get("format") != FORMAT:

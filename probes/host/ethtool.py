@@ -42,7 +42,10 @@ def parse_ethtool_stats(text: str, source: str = "ethtool -S") -> dict[str, int]
         m = _LINE.match(line)
         if m is None:
             raise ParseError(source, no, line, "not a 'name: value' statistic")
-        stats[m.group(1)] = int(m.group(2))
+        value = int(m.group(2))
+        if value < 0 or value >= 1 << 64:
+            raise ParseError(source, no, line[:120], "a statistic outside a 64-bit counter")
+        stats[m.group(1)] = value
     return stats
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from fabricdoc.errors import ParseError
+from fabricdoc.model.counters import register_problem
 from fabricdoc.model.records import PortCounters, PortState
 
 SYSFS_IB = "sys/class/infiniband"
@@ -71,9 +72,12 @@ def parse_counter(text: str, source: str) -> int | None:
     if line.startswith("N/A"):
         return None
     try:
-        return int(line, 0) if line.startswith("0x") else int(line)
+        value = int(line, 0) if line.startswith("0x") else int(line)
     except ValueError as exc:
-        raise ParseError(source, 1, line, "counter is not an integer") from exc
+        raise ParseError(source, 1, line[:80], "counter is not an integer") from exc
+    if value < 0 or value >= 1 << 64:
+        raise ParseError(source, 1, line[:80], "counter is not a 64-bit register value")
+    return value
 
 
 def format_guid(text: str) -> str:
@@ -169,6 +173,11 @@ def parse_tree(
                     if name in table:
                         widths[name] = table[name]
             ifname = port.get("ndev").strip() if port.get("ndev") else None
+            for name, value in values.items():
+                why = register_problem(name, value, widths.get(name))
+                if why:
+                    problems.append(f"{where}/{name}: {value}: {why}")
+                    values[name] = None
             counters.append(PortCounters(node=node, port=int(port_no), timestamp=ts, values=values,
                                          source="sysfs", width_bits=widths, ifname=ifname))
             state = phys = None

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from fabricdoc.model.records import LinkKey, PortRef
@@ -200,3 +202,35 @@ class NetnsLab:
 
     def __exit__(self, *exc: object) -> None:
         self.teardown()
+
+
+def lab_fabric_file(lab: NetnsLab, path):
+    """The lab as a fabric file: each host says its namespace, interface and address."""
+    lines = ["name: netns-lab", "nodes:"]
+    for node in lab.fabric.nodes.values():
+        if node.kind == "switch":
+            lines.append(f"  - {{id: {node.id}, kind: switch, ports: {node.num_ports}}}")
+            continue
+        port = PortRef(node.id, 1)
+        lines.append(
+            f"  - {{id: {node.id}, kind: host, ports: 1, attrs: {{netns: {lab.namespace_of(port)}, "
+            f"ifnames: {{1: {lab.ifname_of(port)}}}, addresses: {{1: {lab.address_of(port)}}}}}}}"
+        )
+    lines.append("links:")
+    for key in lab.fabric.links:
+        lines.append(f'  - {{a: "{key.a}", b: "{key.b}", lanes: 1, lane_gbps: 0.1}}')
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@contextmanager
+def lab_for_test(fabric: Fabric) -> Iterator[NetnsLab]:
+    """A built lab for one test, skipping it when torch or network namespaces are missing here."""
+    import pytest
+
+    pytest.importorskip("torch")
+    why = netns_available()
+    if why:
+        pytest.skip(why)
+    with NetnsLab(fabric) as built:
+        yield built

@@ -136,7 +136,7 @@ def write_history(report: Report, path: Path, symbol_errors: list[int], start: f
     with History(path) as store:
         for i, errors in enumerate(symbol_errors):
             ts = start + 60 * i
-            sweep = dataclasses.replace(report, generated_at=f"2025-01-01T00:{i:02d}:00+00:00")
+            sweep = dataclasses.replace(report, generated_at=f"2025-01-01T00:{i:02d}:00+00:00", run_id=f"sweep-{i}")
             words = 60_000 * i
             store.append(sweep, [
                 perfquery_sample("leaf01", 5, ts, SymbolErrorCounter=errors, PortXmitData=words, PortRcvData=words),

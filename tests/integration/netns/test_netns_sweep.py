@@ -16,7 +16,7 @@ from fabricdoc.bandwidth.runner import run_plan
 from fabricdoc.fabric.generators import fat_tree_2
 from fabricdoc.model.records import LinkKey, Observations, PortRef
 from fabricdoc.sources.launchers import launcher_runner
-from tests.helpers.netns_lab import NetnsLab, netns_available
+from tests.helpers.netns_lab import NetnsLab, lab_for_test
 
 pytestmark = [pytest.mark.netns, pytest.mark.gloo, pytest.mark.slow]
 
@@ -28,12 +28,8 @@ OPTIONS = Options(slow_ratio=0.5)
 
 @pytest.fixture
 def lab():
-    pytest.importorskip("torch")
-    why = netns_available()
-    if why:
-        pytest.skip(why)
     fabric = fat_tree_2(3, 2, 2, lanes=1, lane_gbps=0.1)  # 100 Mbit/s cables, shaped with tbf
-    with NetnsLab(fabric) as built:
+    with lab_for_test(fabric) as built:
         yield built
 
 

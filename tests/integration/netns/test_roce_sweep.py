@@ -104,4 +104,8 @@ def test_a_host_whose_namespace_is_gone_is_reported_and_the_others_kept(lab):
     report = json.loads(out)
     status = {p["target"]: p["status"] for p in report["probes"] if p["probe"] == "probe"}
     assert status["h1"] == "ok" and status["h2"] == "ok" and status["h3"] == "error"
-    assert report["verdict"] == "pass"
+    # The others were read and are healthy, but h3 was not seen: no PASS, no fault on h3, no drain.
+    assert report["verdict"] == "incomplete" and proc.returncode == 2
+    assert not report["coverage"]["complete"]
+    assert any("h3" in item["what"] for item in report["coverage"]["not_seen"])
+    assert report["findings"] == [] and report["drain"] == []

@@ -12,7 +12,7 @@ import pytest
 from fabricdoc.bandwidth.journal import read_journal
 from fabricdoc.fabric.generators import fat_tree_2
 from fabricdoc.model.records import LinkKey, PortRef
-from tests.helpers.netns_lab import NetnsLab, netns_available
+from tests.helpers.netns_lab import lab_fabric_file, lab_for_test
 
 pytestmark = [pytest.mark.netns, pytest.mark.gloo, pytest.mark.slow]
 
@@ -21,43 +21,20 @@ BAD = LinkKey.of(PortRef("leaf02", 3), PortRef("spine01", 2))
 
 @pytest.fixture
 def lab():
-    pytest.importorskip("torch")
-    why = netns_available()
-    if why:
-        pytest.skip(why)
-    with NetnsLab(fat_tree_2(3, 2, 2, lanes=1, lane_gbps=0.1)) as built:
+    with lab_for_test(fat_tree_2(3, 2, 2, lanes=1, lane_gbps=0.1)) as built:
         yield built
 
 
-def fabric_file(lab: NetnsLab, path):
-    """The lab as a fabric file: each host says its namespace, interface and address."""
-    lines = ["name: netns-lab", "nodes:"]
-    for node in lab.fabric.nodes.values():
-        if node.kind == "switch":
-            lines.append(f"  - {{id: {node.id}, kind: switch, ports: {node.num_ports}}}")
-            continue
-        port = PortRef(node.id, 1)
-        lines.append(
-            f"  - {{id: {node.id}, kind: host, ports: 1, attrs: {{netns: {lab.namespace_of(port)}, "
-            f"ifnames: {{1: {lab.ifname_of(port)}}}, addresses: {{1: {lab.address_of(port)}}}}}}}"
-        )
-    lines.append("links:")
-    for key in lab.fabric.links:
-        lines.append(f'  - {{a: "{key.a}", b: "{key.b}", lanes: 1, lane_gbps: 0.1}}')
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
 def sweep(fabric, journal, *extra):
-    argv = [sys.executable, "-m", "fabricdoc", "sweep", "--fabric", "roce", "--topology", str(fabric),
+    argv = [sys.executable, "-m", "fabricdoc", "sweep", "--fabric", "roce", "--expected", str(fabric),
             "--launcher", "netns", "--interval", "1", "--slow-ratio", "0.5", "--size", str(1 << 20),
-            "--test-timeout", "90", "--journal", str(journal), "--json", "--quiet", *extra]
+            "--test-timeout", "90", "--journal", str(journal), "--json", "--no-progress", *extra]
     return subprocess.run(argv, capture_output=True, text=True, timeout=600)
 
 
 def test_roce_sweep_names_the_shaped_uplink_and_resume_reruns_nothing(lab, tmp_path):
     lab.degrade(BAD, rate_mbit=10)
-    fabric = fabric_file(lab, tmp_path / "lab.yaml")
+    fabric = lab_fabric_file(lab, tmp_path / "lab.yaml")
     journal = tmp_path / "bw.jsonl"
     first = sweep(fabric, journal)
     assert first.returncode == 1, first.stderr

@@ -122,10 +122,11 @@ def _sweep(f, runner, journal, resume=False):
     measure = LauncherMeasure(f, cfg, lambda *a: None, runner=runner)
     obs = Observations()
     try:
-        findings, rounds = measure_and_retest(f, obs, measure, Options())
+        found = measure_and_retest(f, obs, measure, Options())
     finally:
         measure.close()
-    return findings, rounds, obs
+    assert found.planned_tests == len(obs.pairs)
+    return found.findings, found.rounds, obs
 
 
 def test_the_sweep_loop_retests_the_suspect_and_a_finished_journal_resumes_to_nothing(tmp_path):

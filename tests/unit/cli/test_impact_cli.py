@@ -96,6 +96,7 @@ def test_a_history_store_gives_the_failure_rate_and_bad_choices_are_one_line(rep
     for hour, drained in ((0, []), (10, ["gpu0003"])):
         rep = Report.load(report_path)
         rep.generated_at = f"2025-01-01T{hour:02d}:00:00+00:00"
+        rep.run_id = f"sweep-at-{hour}"  # two sweeps, as two runs of `fabricdoc sweep --history` would be
         rep.drain = [DrainEntry(node=h, reason="test") for h in drained]
         store(db, rep)
     assert main(["impact", str(report_path), "--json", "--history-db", str(db)]) == 0

@@ -102,7 +102,7 @@ def test_component_failures_count_episodes_and_rates_per_kind(tmp_path):
 def test_not_a_database_is_a_clear_error(tmp_path):
     bad = tmp_path / "h.sqlite"
     bad.write_text("this is not sqlite, just text that is long enough to have a header" * 20)
-    with pytest.raises(FabricdocError, match="not a fabricdoc history database"):
+    with pytest.raises(FabricdocError, match="not a usable fabricdoc history database"):
         History(bad)
 
 

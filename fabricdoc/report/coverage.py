@@ -1,0 +1,127 @@
+"""Coverage: what a sweep planned to see, what it saw, and what it could not see and why.
+
+A report may say ``pass`` only when everything planned was seen. What counts as
+planned depends on the source (the sweep says it in :class:`Planned`): the ports
+whose counters should be sampled twice, the hosts to probe, the bandwidth tests.
+A probe that ended in ``error`` or ``timeout`` is something not seen; one that is
+``unsupported`` (no GPU, no RDMA device) had nothing to see and is not counted.
+A bandwidth test that could not run is "not tested", never a hardware fault.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from fabricdoc.model.records import Observations, PortRef, ProbeStatus
+from fabricdoc.model.topology import Fabric
+
+NOT_SEEN_SHOWN = 200  # items kept in a report; the count says how many there were
+BLIND = (ProbeStatus.ERROR, ProbeStatus.TIMEOUT)
+
+
+@dataclass
+class Planned:
+    """What a sweep set out to see. ``None`` means "not part of this sweep"."""
+
+    ports: set[PortRef] | None = None  # counters sampled twice (deltas and rates)
+    hosts: set[str] | None = None  # fabric node ids of hosts that should report (probes, records)
+    tests: int | None = None  # bandwidth tests planned (sweep and re-test rounds)
+    logs: int | None = None  # nccl-tests logs found
+
+
+@dataclass
+class Coverage:
+    """Seen against planned, and one line per thing not seen."""
+
+    ports_planned: int | None = None
+    ports_sampled: int | None = None
+    hosts_planned: int | None = None
+    hosts_seen: int | None = None
+    tests_planned: int | None = None
+    tests_measured: int | None = None
+    not_seen: list[dict[str, str]] = field(default_factory=list)
+    not_seen_count: int = 0
+
+    @property
+    def complete(self) -> bool:
+        return self.not_seen_count == 0
+
+    def add(self, what: str, why: str) -> None:
+        self.not_seen_count += 1
+        if len(self.not_seen) < NOT_SEEN_SHOWN:
+            self.not_seen.append({"what": what, "why": why})
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "complete": self.complete,
+            "ports": {"planned": self.ports_planned, "sampled": self.ports_sampled},
+            "hosts": {"planned": self.hosts_planned, "seen": self.hosts_seen},
+            "tests": {"planned": self.tests_planned, "measured": self.tests_measured},
+            "not_seen": list(self.not_seen),
+            "not_seen_count": self.not_seen_count,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Coverage:
+        ports, hosts, tests = d.get("ports", {}), d.get("hosts", {}), d.get("tests", {})
+        return cls(ports.get("planned"), ports.get("sampled"), hosts.get("planned"), hosts.get("seen"),
+                   tests.get("planned"), tests.get("measured"), list(d.get("not_seen", [])),
+                   int(d.get("not_seen_count", len(d.get("not_seen", [])))))
+
+
+def _sampled_twice(obs: Observations) -> set[PortRef]:
+    first = {(c.node, c.port) for c in obs.before}
+    return {PortRef(c.node, c.port) for c in obs.after if (c.node, c.port) in first}
+
+
+def measure(fabric: Fabric, obs: Observations, planned: Planned) -> Coverage:
+    """The coverage of ``obs`` against ``planned`` on ``fabric``."""
+    cov = Coverage()
+    for run in obs.probes:
+        if run.status in BLIND:
+            cov.add(f"{run.probe} on {run.target}", f"{run.status}: {run.error or 'no detail'}")
+    if planned.ports is not None:
+        twice = _sampled_twice(obs)
+        cov.ports_planned = len(planned.ports)
+        cov.ports_sampled = len(planned.ports & twice)
+        missing = sorted(planned.ports - twice)
+        if twice and obs.interval_s is not None and obs.interval_s <= 0:
+            cov.add("counter rates", "the two counter samples are 0 s apart: no rate can be told, so the "
+                    "rate rules could not judge")
+        if missing and not obs.before:
+            cov.add("counter deltas", f"each of {len(missing)} ports was sampled once (a second sample gives the "
+                    "deltas: fabricdoc probe --watch S, or --interval S)")
+        else:
+            for ref in missing[:NOT_SEEN_SHOWN]:
+                cov.add(f"counters of {fabric.label(ref.node)}[{ref.port}]", "not sampled twice")
+            cov.not_seen_count += max(0, len(missing) - NOT_SEEN_SHOWN)
+    if planned.hosts is not None:
+        seen = {c.node for c in (*obs.after, *obs.before)} | {s.node for s in obs.states}
+        cov.hosts_planned = len(planned.hosts)
+        cov.hosts_seen = len(planned.hosts & seen)
+        for host in sorted(planned.hosts - seen):
+            cov.add(f"host {fabric.label(host)}", "no records from it")
+    if planned.tests is not None:
+        cov.tests_planned = planned.tests
+        cov.tests_measured = sum(1 for p in obs.pairs if p.status != "error")
+        for p in obs.pairs:
+            if p.status == "error":
+                cov.add(f"test {fabric.label(p.src.node)}[{p.src.port}] -> {fabric.label(p.dst.node)}[{p.dst.port}]",
+                        f"could not run: {p.error or 'no detail'}")
+        short = planned.tests - len(obs.pairs)
+        if short > 0:
+            cov.add(f"{short} planned bandwidth tests", "not run")
+    return cov
+
+
+def host_ports(fabric: Fabric, hosts: Iterable[str] | None = None) -> set[PortRef]:
+    """The cabled ports of ``hosts`` (default every host): what host probes sample."""
+    names = set(hosts) if hosts is not None else None
+    return {p for p in fabric.host_ports() if names is None or p.node in names}
+
+
+def cabled_ports(fabric: Fabric) -> set[PortRef]:
+    """Both ends of every cable that is up: what a whole-fabric counter scan samples."""
+    return {end for key, link in fabric.links.items() if link.state == "up" for end in (key.a, key.b)}

@@ -1,0 +1,112 @@
+"""Honest verdicts: PASS only when everything planned was seen; a test that could not run is never a fault."""
+
+from __future__ import annotations
+
+import json
+
+from fabricdoc.analysis.localize import localize
+from fabricdoc.cli.main import main
+from fabricdoc.fabric.generators import fat_tree_2
+from fabricdoc.model.records import Observations, PairResult, PortCounters, PortRef
+from fabricdoc.report.coverage import Planned, cabled_ports
+from fabricdoc.report.render import summary_text
+from fabricdoc.report.report import Report, exit_code
+from fabricdoc.sources.records import records_to_json
+
+
+def _fabric_file(tmp_path):
+    path = tmp_path / "f.yaml"
+    path.write_text("name: small\ngenerator: fat_tree_2\nparams: {leaves: 2, spines: 1, hosts_per_leaf: 2}\n")
+    return path
+
+
+def _sample(node: str, t: float, sym: int = 0) -> PortCounters:
+    return PortCounters(node, 1, t, {"SymbolErrorCounter": sym, "PortRcvErrors": 0}, source="sysfs")
+
+
+def _records(tmp_path, name, records) -> str:
+    path = tmp_path / name
+    path.write_text(records_to_json(records))
+    return str(path)
+
+
+def test_records_from_every_host_sampled_twice_pass(tmp_path, capsys):
+    recs = [_sample(f"node000{i}", t) for i in range(1, 5) for t in (0.0, 10.0)]
+    code = main(["analyze", "--fabric", str(_fabric_file(tmp_path)), "--records", _records(tmp_path, "r.json", recs)])
+    assert code == 0, capsys.readouterr()
+    assert "everything planned was seen" in capsys.readouterr().out
+
+
+def test_a_host_with_no_records_makes_the_verdict_incomplete_not_pass(tmp_path, capsys):
+    recs = [_sample(f"node000{i}", t) for i in range(1, 4) for t in (0.0, 10.0)]  # node0004 sent nothing
+    out = tmp_path / "rep.json"
+    code = main(["analyze", "--fabric", str(_fabric_file(tmp_path)), "--records",
+                 _records(tmp_path, "r.json", recs), "-o", str(out)])
+    assert code == 2
+    text = capsys.readouterr().out
+    assert "INCOMPLETE" in text and "host node0004: no records from it" in text
+    rep = json.loads(out.read_text())
+    assert rep["verdict"] == "incomplete" and rep["coverage"]["hosts"] == {"planned": 4, "seen": 3}
+
+
+def test_records_sampled_once_cannot_pass(tmp_path, capsys):
+    recs = [_sample(f"node000{i}", 0.0) for i in range(1, 5)]  # `fabricdoc probe --json` without --watch
+    assert main(["analyze", "--fabric", str(_fabric_file(tmp_path)), "--records",
+                 _records(tmp_path, "r.json", recs)]) == 2
+    assert "sampled once" in capsys.readouterr().out
+
+
+def test_records_naming_a_node_not_in_the_fabric_are_not_seen(tmp_path, capsys):
+    recs = [_sample(f"node000{i}", t) for i in range(1, 5) for t in (0.0, 10.0)] + [_sample("stranger", 0.0)]
+    assert main(["analyze", "--fabric", str(_fabric_file(tmp_path)), "--records",
+                 _records(tmp_path, "r.json", recs)]) == 2
+    assert "stranger" in capsys.readouterr().out
+
+
+def test_an_empty_records_file_is_not_a_pass(tmp_path, capsys):
+    empty = tmp_path / "empty.json"
+    empty.write_text("")
+    assert main(["analyze", "--fabric", str(_fabric_file(tmp_path)), "--records", str(empty)]) == 2
+
+
+def test_tests_that_could_not_run_are_not_faults_and_drain_no_one():
+    fabric = fat_tree_2(2, 1, 2)
+    ports = fabric.host_ports()
+    pairs = [PairResult(a, b, "error", None, 400.0, error="cannot run ip: no such namespace")
+             for a in ports for b in ports if a.node != b.node]
+    obs = Observations(pairs=pairs)
+    findings = localize(fabric, obs)
+    assert findings == []
+    report = Report.build(fabric, findings, obs, planned=Planned(tests=len(pairs)))
+    assert report.verdict == "incomplete" and exit_code(report.verdict) == 2 and report.drain == []
+    text = summary_text(report)
+    assert f"{len(pairs)} could not run" in text and "no such namespace" in text
+
+
+def test_a_hung_test_still_counts_against_its_path():
+    fabric = fat_tree_2(2, 1, 2)
+    a, b = PortRef("node0001", 1), PortRef("node0003", 1)
+    hung = [PairResult(a, b, "hung", None, 400.0, error="killed after 120.0s (hung)")]
+    (finding,) = localize(fabric, Observations(pairs=hung))
+    assert finding.fault == "hung"
+
+
+def test_faults_found_with_something_unseen_fail_and_list_what_was_not_seen():
+    fabric = fat_tree_2(2, 1, 2)
+    before = [PortCounters(e.node, e.port, 0.0, {"SymbolErrorCounter": 0}) for e in cabled_ports(fabric)]
+    after = [PortCounters(c.node, c.port, 10.0, {"SymbolErrorCounter": 500 if c.node == "leaf01" and c.port == 1 else 0})
+             for c in before[1:]]  # one port's second sample is missing
+    obs = Observations(before=before, after=after, interval_s=10.0)
+    report = Report.build(fabric, localize(fabric, obs), obs, planned=Planned(ports=cabled_ports(fabric)))
+    assert report.verdict == "fail" and exit_code(report.verdict) == 1
+    assert report.coverage["not_seen_count"] == 1 and "not sampled twice" in report.coverage["not_seen"][0]["why"]
+
+
+def test_counters_over_a_zero_interval_give_no_rate_and_say_so():
+    fabric = fat_tree_2(2, 1, 2)
+    before = [PortCounters(e.node, e.port, 5.0, {"SymbolErrorCounter": 0}) for e in cabled_ports(fabric)]
+    after = [PortCounters(c.node, c.port, 5.0, {"SymbolErrorCounter": 0}) for c in before]
+    obs = Observations(before=before, after=after, interval_s=0.0)
+    report = Report.build(fabric, [], obs, planned=Planned(ports=cabled_ports(fabric)))
+    assert report.verdict == "incomplete"  # the deltas are known, the rates are not
+    assert "0 s apart" in report.coverage["not_seen"][0]["why"]
