@@ -90,6 +90,8 @@ def _summary(bundle: Any) -> str:
         if c.source == "tc" and (c.values.get("qdisc_drops") or c.values.get("qdisc_overlimits")):
             lines.append(f"  qdisc {safe(c.ifname)}: drops {c.values['qdisc_drops']} overlimits "
                          f"{c.values['qdisc_overlimits']} backlog {c.values['qdisc_backlog_bytes']}B")
+    if not watch and bundle.of(PortCounters):
+        lines.append("  counters sampled once: no rates and no verdict from this alone (--watch SECONDS samples twice)")
     n_events = len(bundle.of(LinkEvent))
     if n_events:
         lines.append(f"  link events: {n_events}")

@@ -71,3 +71,18 @@ def test_unknown_fault_kind_and_uncabled_port_are_errors():
     with pytest.raises(TopologyError, match="no switch"):
         Simulator(fabric, [Fault("dead_switch", switch="spine09")])
     assert np.isfinite(Simulator(fabric).interval_s)
+
+
+def test_a_simulated_sweep_is_stamped_with_the_real_clock():
+    import time
+
+    fabric = fat_tree_2(4, 2, 2)
+    before = time.time()
+    obs = Simulator(fabric, [Fault("flapping", port=PortRef("leaf01", 3))], seed=1,
+                    interval_s=5.0).run(plan_sweep(fabric).rounds).observations
+    after = time.time()
+    stamps = [c.timestamp for c in obs.before + obs.after] + [e.timestamp for e in obs.events]
+    assert obs.events and stamps
+    # Samples span the interval ending now; events fall inside it: history and flaps per week need real times.
+    assert all(before - 5.0 - 1 <= t <= after + 5.0 + 1 for t in stamps)
+    assert max(c.timestamp for c in obs.after) - min(c.timestamp for c in obs.before) == pytest.approx(5.0)

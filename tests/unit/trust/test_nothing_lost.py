@@ -179,3 +179,17 @@ def test_sigterm_stops_the_run_but_a_forked_helper_just_dies_and_the_handler_is_
     assert "after" not in seen
     assert capsys.readouterr().err.count("interrupted") == 1
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_ctrl_c_while_the_command_is_still_loading_is_one_line_and_130(monkeypatch, capsys):
+    import types
+
+    import fabricdoc.__main__ as entry
+
+    class Loading(types.ModuleType):
+        def __getattr__(self, name):
+            raise KeyboardInterrupt  # Ctrl-C lands while the CLI module is being imported
+
+    monkeypatch.setitem(sys.modules, "fabricdoc.cli.main", Loading("fabricdoc.cli.main"))
+    assert entry.run() == 130
+    assert capsys.readouterr().err == "fabricdoc: interrupted\n"
