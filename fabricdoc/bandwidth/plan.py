@@ -36,6 +36,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from fabricdoc.errors import TopologyError
+from fabricdoc.fabric.identity import host_index
 from fabricdoc.model.paths import Channel, test_channels, tested_links
 from fabricdoc.model.records import LinkKey, PortRef
 from fabricdoc.model.topology import Fabric
@@ -64,6 +65,7 @@ class Plan:
     ambiguous: int = 0
     purpose: str = "sweep"
     targets: dict[Test, LinkKey | None] = field(default_factory=dict)
+    host_of: dict[str, str] = field(default_factory=dict)  # HCA node id -> host name
 
     def tests(self) -> Iterator[tuple[int, PortRef, PortRef]]:
         """Every test as ``(round, src, dst)`` in run order."""
@@ -88,7 +90,8 @@ class Plan:
         n = self.hosts
         ap_tests = self.ports_per_host * n * (n - 1) // 2
         ap_rounds = n - 1 if n % 2 == 0 else n
-        host_pairs = len({(r, s.node, d.node) for r, s, d in self.tests()})
+        host = self.host_of.get
+        host_pairs = len({(r, host(s.node, s.node), host(d.node, d.node)) for r, s, d in self.tests()})
         return {
             "rounds": len(self.rounds),
             "tests": self.test_count,
@@ -118,6 +121,8 @@ class PlanBuilder:
         self.bidir = bidirectional
         self.rng = random.Random(seed)
         self.ports = fabric.host_ports()
+        # HCA node -> its host: a multi-HCA host is one host, never paired with itself.
+        self.host_of = {nid: name for name, ids in host_index(fabric).items() for nid in ids}
         if len(self.ports) < 2:
             raise TopologyError(f"fabric {fabric.name!r} has fewer than two cabled host ports")
         self.index = {p: i for i, p in enumerate(self.ports)}
@@ -206,7 +211,7 @@ class PlanBuilder:
         return None
 
     def ok_pair(self, src: PortRef, dst: PortRef) -> bool:
-        return src.node != dst.node and (src, dst) not in self.planned
+        return self.host_of[src.node] != self.host_of[dst.node] and (src, dst) not in self.planned
 
     # -- searches -----------------------------------------------------------
     def through(self, link: LinkKey, tries: int) -> Iterator[Test]:
@@ -254,7 +259,7 @@ def plan_sweep(
     same set of covering tests (where it can find one).
     """
     b = PlanBuilder(fabric, bidirectional, seed)
-    hosts = {p.node for p in b.ports}
+    hosts = {b.host_of[p.node] for p in b.ports}
     budget = max_rounds or round_budget(len(hosts))
     m = len(b.ports)
     reachable = {k for k, link in fabric.links.items() if link.state == "up"}
@@ -264,7 +269,7 @@ def plan_sweep(
 
     by_host: dict[str, list[PortRef]] = defaultdict(list)
     for p in b.ports:
-        by_host[p.node].append(p)
+        by_host[b.host_of[p.node]].append(p)
     host_names = list(by_host)
     multi_rail = max(len(v) for v in by_host.values()) > 1
     for r in range(budget):
@@ -313,8 +318,9 @@ def plan_sweep(
         min_cover=min_cover,
         coverage={k: b.cover[k] for k in sorted(reachable, key=str)},
         hosts=len(hosts),
-        ports_per_host=max(Counter(p.node for p in b.ports).values()),
+        ports_per_host=max(Counter(b.host_of[p.node] for p in b.ports).values()),
         ambiguous=_ambiguous_count(b, reachable),
+        host_of=b.host_of,
     )
 
 

@@ -3,25 +3,37 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+from typing import Any
 
 from fabricdoc.cli import args as a
+
+IBDIAGNET_HELP = ("an ibdiagnet output directory (ibdiagnet2.db_csv or .lst, and .pm, .fdbs, .cables when there): "
+                  "the fabric, link states, counters and routes of that run; replaces --fabric")
+HOST_MAP_HELP = ("HCA -> host map for HCAs whose node description names no host (CSV or YAML: guid, lid or "
+                 "description; host; rail)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "analyze",
-        help="build a report from saved records (probe output, nccl-tests logs)",
+        help="build a report from saved records (probe output, nccl-tests logs, an ibdiagnet run)",
         description="Localize faults from records gathered earlier: `fabricdoc probe` JSON from every node "
-        "(counters, link states, flaps, GPU health), bandwidth results, or a directory of nccl-tests logs "
-        "(each test's hosts are read from the log itself).",
+        "(counters, link states, flaps, GPU health), bandwidth results, a directory of nccl-tests logs "
+        "(each test's hosts are read from the log itself), or the output directory of an ibdiagnet run "
+        "(its fabric, link states, counters over ibdiagnet's own pause, and routes).",
         epilog=a.EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     a.add_fabric(p)
     p.add_argument("--topology", dest="fabric", metavar="SPEC", help=a.HIDDEN)
+    p.add_argument("--ibdiagnet", metavar="DIR", help=IBDIAGNET_HELP)
+    p.add_argument("--host-map", metavar="FILE", help=HOST_MAP_HELP)
     p.add_argument("--records", nargs="+", default=[], metavar="FILE", help="fabricdoc-records JSON files (from `fabricdoc probe`)")
     p.add_argument("--nccl-logs", metavar="DIR", help="directory of nccl-tests logs (sendrecv_perf, all_reduce_perf)")
-    p.add_argument("--routes", metavar="FILE", help="ibroute output of every switch (concatenated) so paths follow the LFTs")
+    p.add_argument("--routes", metavar="FILE",
+                   help="saved forwarding tables so paths follow the LFTs: ibroute of every switch (concatenated), "
+                   "dump_fts, or ibdiagnet2.fdbs")
     a.add_judging(p)
     a.add_output(p)
     a.add_json(p)
@@ -35,33 +47,74 @@ def run(args: argparse.Namespace) -> int:
     from fabricdoc.cli.common import emit_report
     from fabricdoc.errors import ConfigError
     from fabricdoc.model.records import Observations
-    from fabricdoc.report.coverage import Planned, host_ports
-    from fabricdoc.sources.fabrics import load_fabric
+    from fabricdoc.report.coverage import Planned, cabled_ports, host_ports
     from fabricdoc.sources.records import load_records
     from fabricdoc.sweep import analyze
 
-    if not args.fabric:
-        raise ConfigError("analyze needs --fabric SPEC: the fabric the records come from")
-    fabric, _ = load_fabric(args.fabric)
+    host_map = _host_map(args)
+    fabric, parts = _fabric(args, host_map)
     if args.routes:
         from fabricdoc.sources.infiniband import apply_routes_file
 
-        apply_routes_file(fabric, args.routes)
-    parts = []
-    planned = Planned()
+        parts.append(Observations(probes=apply_routes_file(fabric, args.routes)))
+    hosts: set[str] | None = None
+    ports = set()
+    if args.ibdiagnet:
+        ports |= cabled_ports(fabric)  # ibdiagnet reads every port: each should have two samples
     if args.records:
         parts.append(load_records(args.records))
         # Records come from the hosts' probes: every host of the fabric should have sent some.
-        planned = Planned(hosts={n.id for n in fabric.hosts()}, ports=host_ports(fabric))
+        hosts = {n.id for n in fabric.hosts()}
+        ports |= host_ports(fabric)
     if args.nccl_logs:
         from fabricdoc.sources.nccl_logs import observations_from_nccl_logs
 
         parts.append(observations_from_nccl_logs(fabric, args.nccl_logs))
-    if not parts:
-        raise ConfigError("nothing to analyze: give --records and/or --nccl-logs")
+    if not (args.records or args.nccl_logs or args.ibdiagnet):
+        raise ConfigError("nothing to analyze: give --records, --nccl-logs and/or --ibdiagnet")
     options = Options(slow_ratio=args.slow_ratio)
     if args.rules:
         options.rules = load_rules(args.rules)
+    planned = Planned(hosts=hosts, ports=ports or None)
     report = analyze(fabric, Observations.merged(parts), options, include_topology=not args.no_topology,
                      planned=planned)
     return emit_report(report, args)
+
+
+def _host_map(args: argparse.Namespace) -> Any:
+    if not args.host_map:
+        return None
+    from fabricdoc.fabric.hostmap import load_host_map
+
+    return load_host_map(args.host_map)
+
+
+def _fabric(args: argparse.Namespace, host_map: Any) -> tuple[Any, list[Any]]:
+    """The fabric to analyze on, and what reading it observed (an ibdiagnet run's states and
+    counters, the tools' warnings in a saved ibnetdiscover output)."""
+    from fabricdoc.errors import ConfigError
+    from fabricdoc.model.records import Observations
+
+    if args.ibdiagnet:
+        if args.fabric:
+            raise ConfigError("give --fabric or --ibdiagnet, not both: the ibdiagnet run describes its fabric")
+        from fabricdoc.sources.ibdiagnet import read_ibdiagnet_dir
+
+        run = read_ibdiagnet_dir(args.ibdiagnet, host_map)
+        return run.fabric, [run.observations]
+    if not args.fabric:
+        raise ConfigError("analyze needs --fabric SPEC (the fabric the records come from) or --ibdiagnet DIR")
+    path = Path(args.fabric.removeprefix("sim:"))
+    if path.is_file() and path.suffix.lower() not in (".yaml", ".yml"):
+        from fabricdoc.sources.infiniband import read_ibnetdiscover_file
+
+        saved = read_ibnetdiscover_file(path, host_map)
+        return saved.fabric, [Observations(probes=saved.probes)]
+    from fabricdoc.sources.fabrics import load_fabric
+
+    fabric, _ = load_fabric(args.fabric)
+    if host_map is not None:
+        from fabricdoc.fabric.identity import identify
+
+        return fabric, [Observations(probes=identify(fabric, host_map).probe_runs(args.fabric))]
+    return fabric, []

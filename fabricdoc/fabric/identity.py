@@ -1,38 +1,340 @@
 """Host identity: which scheduler host a fabric node is, and records mapped onto fabric ids.
 
+On an InfiniBand fabric every HCA is its own channel adapter, described
+``"<hostname> <device>"`` by rdma-ndd (``a08-p1-dgx-04-c01 mlx5_5``,
+``h4-1-gpu HCA-7``, ``node ibp12s0``, ``node bnxt_re0``...): an HGX/DGX host is
+eight CAs, one per rail. :func:`identify` turns the CAs into hosts:
+
+- a CA described ``"<host> <device>"`` (or named by a host map) belongs to
+  ``host``: ``attrs["host"]``, ``attrs["device"]``, and ``attrs["rail"]``, its
+  0-based rail index, in device-number order (``mlx5_2`` before ``mlx5_10``) after
+  the rails a host map gives explicitly; a one-word description (an ibsim node)
+  is the host itself;
+- a CA whose description is the firmware default (``MT4129 ConnectX7   Mellanox
+  Technologies``) or names no host stays a host *node* without a host name
+  (``attrs["unnamed"]`` says why): it is reported, never grouped into a fake
+  host, and its scheduler name is its GUID until a host map names it;
+- SHARP aggregation nodes (``Mellanox Technologies Aggregation Node``, device
+  0xcf09), switch management CAs (a CA sharing a switch's system image GUID,
+  or described like a switch, ``MF0;...``) and routers are not hosts: they stay
+  in the fabric, cables and counters included, as ``kind="switch"`` nodes with
+  ``attrs["role"]`` ``aggregation``, ``switch-management`` or ``router``, so no
+  host list, test plan, job ring or drain ever names them.
+
 Records come from ``fabricdoc probe`` on each node, from a saved sweep, or from
 nccl-tests logs; their node names may be labels, GUIDs or hostnames and
 Ethernet records may name an interface instead of a port number, so each is
-mapped onto the fabric's ids before analysis.
+mapped onto the fabric's ids before analysis (:func:`align`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 
-from fabricdoc.errors import TopologyError
-from fabricdoc.model.records import Observations, ProbeRun
+from fabricdoc.errors import ConfigError, TopologyError
+from fabricdoc.fabric.hostmap import HostMap, HostMapEntry
+from fabricdoc.model.records import Node, Observations, PortRef, ProbeRun
 from fabricdoc.model.topology import Fabric
+
+ROLE_HCA = "hca"
+ROLE_AGGREGATION = "aggregation"
+ROLE_SWITCH_MANAGEMENT = "switch-management"
+ROLE_ROUTER = "router"
+NOT_HOSTS = {ROLE_AGGREGATION: "a SHARP aggregation node", ROLE_SWITCH_MANAGEMENT: "a switch management CA",
+             ROLE_ROUTER: "an InfiniBand router"}
+
+_AN_DEVICE_ID = 0xCF09
+_HOST_WORD = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+# RDMA device names end in a number (mlx5_5, HCA-6, ibp12s0, bnxt_re0, irdma1, efa_0, rdmap16s27).
+_DEVICE_WORD = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*\d[A-Za-z0-9]*$")
+_DEFAULT_DESC = re.compile(r"^MT\d+\b|\bMellanox Technologies\s*$|^(?:localhost|localhost\.localdomain)\b")
+_SWITCH_LIKE = re.compile(r"^MF0;|;.*:.*/U\d+$")
+
+
+@dataclass(frozen=True)
+class CaName:
+    """What a CA's node description says about its host: ``host`` and ``device``, or why not."""
+
+    host: str | None
+    device: str | None
+    reason: str | None = None
+
+
+def ca_name(description: str) -> CaName:
+    """Read ``"<host> <device>"`` (or a bare host name) from a CA's node description."""
+    desc = description.strip()
+    if not desc:
+        return CaName(None, None, "empty node description")
+    if _DEFAULT_DESC.search(desc):
+        return CaName(None, None, f"default node description {desc!r} (nothing on the host set it)")
+    words = desc.split()
+    if len(words) == 1 and _HOST_WORD.match(words[0]):
+        return CaName(words[0], None)
+    if len(words) == 2 and _HOST_WORD.match(words[0]) and _DEVICE_WORD.match(words[1]):
+        return CaName(words[0], words[1])
+    return CaName(None, None, f"node description {desc!r} is not '<host> <device>'")
+
+
+def device_order(device: str | None) -> tuple:
+    """A sort key putting devices in number order: mlx5_2 before mlx5_10, HCA-2 before HCA-11."""
+    if device is None:
+        return (1, ())
+    return (0, tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", device)))
+
+
+@dataclass
+class IdentityReport:
+    """What :func:`identify` found: hosts with their HCA nodes in rail order, and what it could not name."""
+
+    hosts: dict[str, list[str]] = field(default_factory=dict)
+    unnamed: dict[str, str] = field(default_factory=dict)  # node id -> why it has no host name
+    not_hosts: dict[str, str] = field(default_factory=dict)  # node id -> role
+    map_unused: list[HostMapEntry] = field(default_factory=list)
+
+    def probe_runs(self, source: str) -> list[ProbeRun]:
+        """Warnings for the report's probe health: HCAs without a host name, host-map lines that named none."""
+        runs = []
+        if self.unnamed:
+            first_id, why = next(iter(self.unnamed.items()))
+            runs.append(ProbeRun("identity", source, "warning", 0.0,
+                                 f"{len(self.unnamed)} HCAs have no host name (first: {first_id}: {why}); "
+                                 f"name them with --host-map"))
+        for entry in self.map_unused:
+            runs.append(ProbeRun("identity", f"{entry.host}", "warning", 0.0,
+                                 f"host map line {entry.line_no}: {entry.key[0]} {entry.key[1]} names no HCA "
+                                 f"of this fabric"))
+        return runs
+
+
+def identify(fabric: Fabric, host_map: HostMap | None = None) -> IdentityReport:
+    """Give every InfiniBand CA of ``fabric`` its role, host and rail (see the module doc); idempotent.
+
+    Nodes built from ibnetdiscover or ibdiagnet carry ``attrs["ib_type"]``; other
+    fabrics (YAML, generators) are left as they are unless ``host_map`` names a node.
+    """
+    report = IdentityReport()
+    switch_systems = {n.attrs.get("system_guid") for n in fabric.nodes.values()
+                      if n.attrs.get("ib_type") == "Switch" and n.attrs.get("system_guid")}
+    lids_of: dict[str, list[int]] = {}
+    for ref, lid in fabric.port_lids.items():
+        lids_of.setdefault(ref.node, []).append(lid)
+    matched: dict[int, list[str]] = {}
+    explicit: dict[str, int] = {}
+    named: list[Node] = []
+    for node in fabric.nodes.values():
+        role = _role(node, switch_systems)
+        if role in NOT_HOSTS:
+            _not_a_host(node, role)
+            report.not_hosts[node.id] = role
+            continue
+        if role is None and node.kind != "host":
+            continue  # a switch
+        entry = host_map.find(node.guid, tuple(lids_of.get(node.id, ())), node.label) if host_map else None
+        if entry is not None:
+            matched.setdefault(entry.line_no, []).append(node.id)
+            _name(node, entry.host, _device_of(node))
+            named.append(node)
+            if entry.rail is not None:
+                explicit[node.id] = entry.rail
+        elif role == ROLE_HCA and _name_from_description(node, report):
+            named.append(node)
+    if host_map is not None:
+        _check_map_matches(host_map, matched)
+        report.map_unused = [e for e in host_map.entries if e.line_no not in matched]
+    _assign_rails(named, explicit, report)
+    fabric._invalidate()
+    return report
+
+
+def _check_map_matches(host_map: HostMap, matched: dict[int, list[str]]) -> None:
+    """One entry, one HCA: a description shared by several CAs (a default one) cannot name a host."""
+    for entry in host_map.entries:
+        nodes = matched.get(entry.line_no, [])
+        if len(nodes) > 1:
+            raise ConfigError(f"{host_map.source}:{entry.line_no}: {entry.key[0]} {entry.key[1]!r} matches "
+                              f"{len(nodes)} CAs ({nodes[0]}, {nodes[1]}...): name each by guid or lid")
+
+
+def _role(node: Node, switch_systems: set) -> str | None:
+    """ROLE_HCA for a CA that is a host's, one of NOT_HOSTS for the others, None for what is
+    not an InfiniBand CA or router (switches, and every node of a YAML or generated fabric)."""
+    ib_type = node.attrs.get("ib_type")
+    if ib_type == "Rt":
+        return ROLE_ROUTER
+    if ib_type != "Ca":
+        return None
+    if "Aggregation Node" in node.label or node.attrs.get("device_id") == _AN_DEVICE_ID:
+        return ROLE_AGGREGATION
+    if node.attrs.get("system_guid") in switch_systems or _SWITCH_LIKE.search(node.label):
+        return ROLE_SWITCH_MANAGEMENT
+    return ROLE_HCA
+
+
+def _not_a_host(node: Node, role: str) -> None:
+    node.kind = "switch"
+    node.attrs["role"] = role
+    for key in ("host", "rail", "device", "unnamed"):
+        node.attrs.pop(key, None)
+
+
+def _name(node: Node, host: str, device: str | None) -> None:
+    node.kind = "host"
+    node.attrs["role"] = ROLE_HCA
+    node.attrs["host"] = host
+    node.attrs.pop("unnamed", None)
+    if device is not None:
+        node.attrs["device"] = device
+
+
+def _device_of(node: Node) -> str | None:
+    return ca_name(node.label).device
+
+
+def _name_from_description(node: Node, report: IdentityReport) -> bool:
+    """Name the CA from its description; False (and the reason kept) when it names no host."""
+    name = ca_name(node.label)
+    if name.host is not None:
+        _name(node, name.host, name.device)
+        return True
+    node.kind = "host"
+    node.attrs["role"] = ROLE_HCA
+    for key in ("host", "rail", "device"):
+        node.attrs.pop(key, None)
+    node.attrs["unnamed"] = name.reason or "no host name"
+    report.unnamed[node.id] = node.attrs["unnamed"]
+    return False
+
+
+def _assign_rails(named: list[Node], explicit: dict[str, int], report: IdentityReport) -> None:
+    """Rails per host: a host map's rails as given, the rest in device order in the free slots."""
+    members: dict[str, list[Node]] = {}
+    for node in named:
+        members.setdefault(str(node.attrs["host"]), []).append(node)
+    for host, nodes in members.items():
+        taken = {explicit[n.id] for n in nodes if n.id in explicit}
+        free = (r for r in range(len(nodes) + len(taken)) if r not in taken)
+        rest = sorted((n for n in nodes if n.id not in explicit),
+                      key=lambda n: (device_order(n.attrs.get("device")), n.guid or n.id))
+        for node in rest:
+            node.attrs["rail"] = next(free)
+        for node in nodes:
+            if node.id in explicit:
+                node.attrs["rail"] = explicit[node.id]
+        report.hosts[host] = [n.id for n in sorted(nodes, key=lambda n: n.attrs["rail"])]
+
+
+# -- names the scheduler uses --------------------------------------------------------
 
 
 def host_name(fabric: Fabric, node_id: str) -> str:
-    """The scheduler-facing host name of a host node (an HCA's host on InfiniBand)."""
+    """The scheduler-facing host name of a host node: an HCA's host on InfiniBand, the node's
+    label elsewhere; an HCA no description or host map names is called by its node id."""
     node = fabric.nodes.get(node_id)
     if node is None:
         return node_id
-    return str(node.attrs.get("host") or node.label)
+    host = node.attrs.get("host")
+    if host:
+        return str(host)
+    if node.attrs.get("unnamed"):
+        return node.id
+    return node.label
+
+
+def _rail_key(node: Node) -> tuple:
+    rail = node.attrs.get("rail")
+    return (0, int(rail), node.id) if isinstance(rail, int) else (1, 0, node.id)
+
+
+def host_index(fabric: Fabric) -> dict[str, list[str]]:
+    """Every scheduler host name -> its host nodes in rail order (one pass, for bulk look-ups)."""
+    out: dict[str, list[Node]] = {}
+    for node in fabric.hosts():
+        out.setdefault(host_name(fabric, node.id), []).append(node)
+    return {name: [n.id for n in sorted(nodes, key=_rail_key)] for name, nodes in out.items()}
 
 
 def host_nodes(fabric: Fabric, name: str) -> list[str]:
     """The fabric node ids of a host named as the scheduler names it (every HCA of a
-    multi-HCA host), or of the node with that id, label or GUID; empty when unknown."""
-    found = [n.id for n in fabric.hosts() if host_name(fabric, n.id) == name]
+    multi-HCA host, in rail order), or of the node with that id, label or GUID; empty when unknown."""
+    found = [n for n in fabric.hosts() if host_name(fabric, n.id) == name]
     if found:
-        return sorted(found)
+        return [n.id for n in sorted(found, key=_rail_key)]
     try:
         return [fabric.resolve_node(name)]
     except TopologyError:
         return []
+
+
+def host_rails(fabric: Fabric) -> dict[str, list[PortRef]]:
+    """Every named host -> its cabled ports in rail order (rail 0 first; a multi-port HCA's
+    ports in port order). What a per-rail ring needs: rank i's rail r talks to rank i+1's
+    rail r. HCAs without a host name are left out: they cannot be a job's host."""
+    out: dict[str, list[PortRef]] = {}
+    for name, ids in host_index(fabric).items():
+        if fabric.nodes[ids[0]].attrs.get("unnamed"):
+            continue
+        ports = [p for nid in ids for p in fabric.host_ports(nid)]
+        if ports:
+            out[name] = ports
+    return out
+
+
+def unnamed(fabric: Fabric) -> dict[str, str]:
+    """Host nodes (HCAs) no description or host map names: node id -> why."""
+    return {n.id: str(n.attrs["unnamed"]) for n in fabric.hosts() if n.attrs.get("unnamed")}
+
+
+@dataclass
+class HostResolution:
+    """Scheduler names resolved onto the fabric: each name's host nodes, or why it has none."""
+
+    hosts: dict[str, list[str]] = field(default_factory=dict)
+    unresolved: dict[str, str] = field(default_factory=dict)
+
+
+def resolve_hosts(fabric: Fabric, names: Iterable[str]) -> HostResolution:
+    """Resolve scheduler host names (a job's hosts, a Slurm node list) to host nodes; every name
+    that does not resolve is kept with the reason, so a report can say which and why."""
+    index = host_index(fabric)
+    lower: dict[str, list[str]] = {}
+    for name in index:
+        lower.setdefault(name.lower(), []).append(name)
+    missing_names = len(unnamed(fabric))
+    out = HostResolution()
+    for raw in names:
+        name = str(raw).strip()
+        if not name:
+            continue
+        if name in index:
+            out.hosts[name] = index[name]
+            continue
+        nodes = host_nodes(fabric, name)
+        if nodes and all(fabric.nodes[n].kind == "host" for n in nodes):
+            out.hosts[name] = index.get(host_name(fabric, nodes[0]), nodes)
+            continue
+        out.unresolved[name] = _why_not(fabric, name, nodes, lower, missing_names)
+    return out
+
+
+def _why_not(fabric: Fabric, name: str, nodes: list[str], lower: dict[str, list[str]], missing: int) -> str:
+    if nodes:
+        node = fabric.nodes[nodes[0]]
+        role = node.attrs.get("role")
+        return f"{name!r} is {NOT_HOSTS.get(str(role), 'a switch')}, not a host"
+    same = lower.get(name.lower())
+    if same:
+        return f"no host {name!r}; {same[0]!r} differs only in case"
+    short = name.split(".")[0]
+    near = sorted(host for hosts in lower.values() for host in hosts if host.split(".")[0] == short)
+    if near:
+        return f"no host {name!r}; the fabric names {near[0]!r}"
+    why = f"no CA is described '{name} <device>' and no host map entry names it"
+    if missing:
+        why += f" ({missing} HCAs have no host name: map them with --host-map)"
+    return why
 
 
 def port_for_ifname(fabric: Fabric, node_id: str, ifname: str | None) -> int | None:

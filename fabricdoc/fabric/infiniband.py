@@ -3,6 +3,8 @@
 Node id is the GUID as ibnetdiscover prints it, label the node description;
 ``fabric_from_ib`` takes the records the ibnetdiscover parser returns (or an
 ibdiagnet reader's), so reading files and running tools stay in the sources.
+Which CAs are hosts, whose and on which rail is decided by
+:func:`fabricdoc.fabric.identity.identify`, called here.
 """
 
 from __future__ import annotations
@@ -11,7 +13,9 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
-from fabricdoc.model.ib import IbTopology
+from fabricdoc.fabric.hostmap import HostMap
+from fabricdoc.fabric.identity import identify
+from fabricdoc.model.ib import IbCable, IbTopology
 from fabricdoc.model.records import Node, PortRef, PortState
 from fabricdoc.model.topology import Fabric
 
@@ -23,24 +27,31 @@ def fabric_from_ib(
     name: str = "ib",
     source: str = "ibnetdiscover",
     port_states: Iterable[object] = (),
+    host_map: HostMap | None = None,
 ) -> Fabric:
     """Build a Fabric from parsed ibnetdiscover records (and optionally ibroute LFTs).
 
     Node id is the GUID as ibnetdiscover prints it (``0x0002c90300000001``), label
-    the node description, ``attrs["host"]`` an HCA description's first word.
-    ``lfts`` maps a switch GUID to ``{LID: port}``; when given, ``Fabric.path``
-    follows them. ``port_states`` (PortState from iblinkinfo) fill in the supported
-    maxima of each link so a link trained below them is visible.
+    the node description; ``attrs`` keep ``ib_type`` (Switch, Ca, Rt),
+    ``system_guid`` and ``device_id`` where the records have them, and a CA's
+    ``port_guids``. Host, rail and role come from :func:`identify` (with
+    ``host_map`` for HCAs whose description names no host). ``lfts`` maps a
+    switch GUID to ``{LID: port}``; when given, ``Fabric.path`` follows them.
+    ``port_states`` (PortState from iblinkinfo or ibdiagnet) fill in the supported
+    maxima of each link so a link trained below them is visible. A cable to a
+    node the records do not describe (a trimmed capture) is left out.
     """
     if not isinstance(records, IbTopology):
         raise TypeError("fabric_from_ib expects the IbTopology that parse_ibnetdiscover returns")
     fabric = Fabric(name=name, source=source)
     for rec in records.nodes:
         kind = "switch" if rec.type == "Switch" else "host"
-        attrs: dict[str, object] = {}
+        attrs: dict[str, object] = {"ib_type": rec.type}
+        if rec.system_guid:
+            attrs["system_guid"] = rec.system_guid
+        if rec.device_id is not None:
+            attrs["device_id"] = rec.device_id
         if kind == "host":
-            words = rec.description.split()
-            attrs["host"] = words[0] if words else rec.guid
             # Port GUIDs (what ibtracert and ibqueryerrors print for a CA's ports), by port number.
             attrs["port_guids"] = {p.port: p.port_guid for p in rec.ports if p.port_guid}
         node = Node(
@@ -86,7 +97,26 @@ def fabric_from_ib(
             )
     if lfts:
         fabric.lfts = {sw: dict(table) for sw, table in lfts.items() if sw in fabric.nodes}
+    identify(fabric, host_map)
     return fabric
+
+
+def attach_cables(fabric: Fabric, cables: Iterable[IbCable]) -> int:
+    """Put each cable module's facts on its node: ``attrs["cables"][port]`` = vendor, part
+    number, serial, length, temperature (C) and per-lane RX/TX power (mW, None where the module
+    gives no reading). Returns how many cables found their node."""
+    placed = 0
+    for cable in cables:
+        node = fabric.nodes.get(cable.node_guid)
+        if node is None:
+            continue
+        node.attrs.setdefault("cables", {})[cable.port] = {
+            "vendor": cable.vendor, "part_number": cable.part_number, "serial": cable.serial,
+            "length": cable.length, "temperature_c": cable.temperature_c,
+            "rx_power_mw": list(cable.rx_power_mw), "tx_power_mw": list(cable.tx_power_mw),
+        }
+        placed += 1
+    return placed
 
 
 def cap_supported(states: Iterable[PortState]) -> list[PortState]:

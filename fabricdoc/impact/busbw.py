@@ -48,7 +48,7 @@ from typing import Any, Literal
 import numpy as np
 
 from fabricdoc.errors import FabricdocError, TopologyError
-from fabricdoc.fabric.identity import host_name
+from fabricdoc.fabric.identity import host_name, host_rails
 from fabricdoc.impact.collectives import dtree_parents, job_ring, ring_edges
 from fabricdoc.impact.effects import link_effects, restated
 from fabricdoc.model.findings import Finding
@@ -103,9 +103,8 @@ class ImpactModel:
             self._flows["now"] = self._flows["nominal"]
 
         # Scheduler host name -> its cabled ports in rail order.
-        self.host_ports: dict[str, list[PortRef]] = {}
-        for port in fabric.host_ports():
-            self.host_ports.setdefault(host_name(fabric, port.node), []).append(port)
+        # (host_rails leaves out HCAs no description names: they cannot be a job's host.)
+        self.host_ports: dict[str, list[PortRef]] = host_rails(fabric)
         self.ports: list[PortRef] = [p for ports in self.host_ports.values() for p in ports]
         self.port_id = {p: i for i, p in enumerate(self.ports)}
         self._host_port_ids = {h: [self.port_id[p] for p in ports] for h, ports in self.host_ports.items()}

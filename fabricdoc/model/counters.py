@@ -111,6 +111,8 @@ COUNTERS: dict[str, CounterDef] = {
     "rx_out_of_buffer": CounterDef("rx_out_of_buffer", "congestion"),
     "rx_bytes_phy": CounterDef("rcv_bytes", "traffic", prefer=1),
     "tx_bytes_phy": CounterDef("xmit_bytes", "traffic", prefer=1),
+    "rx_packets_phy": CounterDef("rcv_packets", "traffic", prefer=1),
+    "tx_packets_phy": CounterDef("xmit_packets", "traffic", prefer=1),
     # RDMA hw_counters (mlx5), 64-bit.
     "np_ecn_marked_roce_packets": CounterDef("ecn_marked", "congestion"),
     "np_cnp_sent": CounterDef("cnp_sent", "congestion"),

@@ -1,7 +1,9 @@
 """InfiniBand records shared by the parsers, the fabric builder and the sources.
 
-What ibnetdiscover and ibroute describe (nodes, cabled ports, a switch's LFT),
-the IBTA lane rates by name, and GUIDs in the one form fabricdoc keys on.
+What ibnetdiscover, ibroute, dump_fts and ibdiagnet describe (nodes, cabled
+ports, a switch's LFT, cable modules), the warnings the tools print among
+their output, the IBTA lane rates by name, and GUIDs in the one form
+fabricdoc keys on.
 """
 
 from __future__ import annotations
@@ -19,6 +21,24 @@ def guid_id(text: str) -> str:
     if len(t) > 2 and t[1] == "-" and t[0] in "SHR":
         t = t[2:]
     return f"0x{int(t, 16):016x}"
+
+
+@dataclass(frozen=True)
+class ToolWarning:
+    """A warning an infiniband-diags tool printed among its output, kept with where it stood.
+
+    libibmad prints ``ibwarn: [pid] func: ...``; libibnetdisc prints
+    ``src/query_smp.c:195; umad (DR path ...) bad status 110; Connection timed out``
+    when a MAD to one node times out. The rest of the output is still good, so
+    these are warnings (a ProbeRun with status ``warning``), never parse errors.
+    """
+
+    source: str
+    line_no: int
+    text: str
+
+    def __str__(self) -> str:
+        return f"{self.source}:{self.line_no}: {self.text}"
 
 
 @dataclass(frozen=True)
@@ -49,13 +69,23 @@ class IbNodeRecord:
     lid: int | None
     ports: tuple[IbPortRecord, ...]
     line_no: int
+    system_guid: str | None = None  # sysimgguid: a SHARP aggregation node shares its switch's
+    device_id: int | None = None  # devid (0x1021 ConnectX-7, 0xcf09 aggregation node, 0xd2f2 Quantum-2)
+    vendor_id: int | None = None
 
 
 @dataclass(frozen=True)
 class IbTopology:
-    """Everything ibnetdiscover printed, node by node."""
+    """Everything ibnetdiscover printed, node by node, and the tool's own warnings among it.
+
+    ``undescribed`` counts the cabled ports that lead to a node the text never
+    describes: always 0 for a whole output, more for a capture someone trimmed
+    (read with ``partial=True``); their cables are left out of the fabric.
+    """
 
     nodes: tuple[IbNodeRecord, ...]
+    warnings: tuple[ToolWarning, ...] = ()
+    undescribed: int = 0
 
     def node(self, guid: str) -> IbNodeRecord | None:
         return next((n for n in self.nodes if n.guid == guid), None)
@@ -124,4 +154,35 @@ class IbRoute:
     description: str
     lft: dict[int, int]
     destinations: dict[int, str]  # LID -> destination port GUID
+    line_no: int = 0  # where the switch's dump starts in its file (0: a single dump)
+
+
+@dataclass(frozen=True)
+class IbRoutes:
+    """Every switch's LFT from one routes file (ibroute dumps, dump_fts, ibdiagnet2.fdbs), with
+    the tools' warnings that stood between the dumps."""
+
+    routes: tuple[IbRoute, ...]
+    warnings: tuple[ToolWarning, ...] = ()
+
+
+@dataclass(frozen=True)
+class IbCable:
+    """One cable module as ibdiagnet's ``.cables`` file describes it (``--get_cable_info``).
+
+    Readings the module does not give (``N/A``, ``-999.999 mW``, ``inf``) are
+    ``None``; ``fields`` keeps every ``Key: value`` line as printed.
+    """
+
+    node_guid: str
+    port: int
+    vendor: str | None
+    part_number: str | None
+    serial: str | None
+    length: str | None
+    temperature_c: float | None
+    rx_power_mw: tuple[float | None, ...]
+    tx_power_mw: tuple[float | None, ...]
+    fields: dict[str, str]
+    line_no: int
 

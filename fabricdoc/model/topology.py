@@ -250,7 +250,8 @@ class Fabric:
 
     def summary(self) -> dict[str, int]:
         return {
-            "hosts": len(self.hosts()),
+            # A host with several HCAs (one per rail) is one host: identity sets attrs["host"].
+            "hosts": len({n.attrs.get("host") or n.id for n in self.hosts()}),
             "switches": len(self.switches()),
             "links": len(self.links),
         }

@@ -143,14 +143,17 @@ class _HostIndex:
     """Report hosts by Slurm name, with their fabric ids and labels, from the topology."""
 
     def __init__(self, report: Report, names: NameMap) -> None:
-        self.by_slurm: dict[str, str] = {}  # slurm name -> fabric node id
+        self.by_slurm: dict[str, str] = {}  # slurm name -> a fabric node id of the host (its first HCA)
+        self.nodes_of: dict[str, set[str]] = {}  # slurm name -> every fabric node id of the host (each HCA)
         self.label_to_id: dict[str, str] = {}
         self.has_topology = bool(report.topology)
         for n in (report.topology or {}).get("nodes", []):
             self.label_to_id.setdefault(n["label"], n["id"])
             if n.get("kind") == "host":
                 name = str(n.get("attrs", {}).get("host") or n["label"])
-                self.by_slurm.setdefault(names.to_slurm(name), n["id"])
+                slurm = names.to_slurm(name)
+                self.by_slurm.setdefault(slurm, n["id"])
+                self.nodes_of.setdefault(slurm, set()).add(n["id"])
 
 
 def evaluate(
@@ -195,13 +198,14 @@ def evaluate(
             drain_ids.update(drained[h].findings)
 
     # Findings that touch the job.
+    every_hca = {nid for h in job_ids for nid in index.nodes_of.get(h, ())}
     model = _ring_model(report, sorted(job_ids.values()), res) if policy.scope == "job" else None
     on_path = _ring_components(model, report, list(job_ids.values())) if policy.scope == "job" else None
     counted = []
     for f in report.findings:
         if f.fault in policy.ignore_faults or f.confidence < policy.min_confidence:
             continue
-        if policy.scope == "fabric" or f.id in drain_ids or _touches(f, set(job_ids.values()), index, on_path):
+        if policy.scope == "fabric" or f.id in drain_ids or _touches(f, every_hca, index, on_path):
             counted.append(f)
     res.findings = counted
     limit = -1 if policy.max_severity == "none" else SEVERITIES.index(policy.max_severity)

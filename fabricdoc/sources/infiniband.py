@@ -21,25 +21,37 @@ file, concatenated ibroute dumps) are read here too.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from fabricdoc.errors import FabricdocError, ParseError
 from fabricdoc.fabric import infiniband as ibfabric
+from fabricdoc.fabric.hostmap import HostMap
+from fabricdoc.fabric.identity import identify
 from fabricdoc.fabric.routes import apply_lfts
-from fabricdoc.model.ib import IbNodeRecord, IbRoute, IbTopology
+from fabricdoc.model.ib import IbNodeRecord, IbRoute, IbRoutes, IbTopology, ToolWarning
 from fabricdoc.model.inputs import read_text
-from fabricdoc.model.records import Observations, PortCounters, PortRef, PortState
+from fabricdoc.model.records import (
+    Observations,
+    PortCounters,
+    PortRef,
+    PortState,
+    ProbeRun,
+    ProbeStatus,
+)
 from fabricdoc.model.topology import Fabric
 from fabricdoc.probes.health import HealthRecorder, one_line
+from fabricdoc.probes.ib.ibdiagnet import parse_ibdiagnet_fdbs
 from fabricdoc.probes.ib.iblinkinfo import parse_iblinkinfo
-from fabricdoc.probes.ib.ibnetdiscover import parse_ibnetdiscover
+from fabricdoc.probes.ib.ibnetdiscover import parse_ibnetdiscover, parse_ibnetdiscover_ports
 from fabricdoc.probes.ib.ibqueryerrors import IBQUERYERRORS_ERRORS, parse_ibqueryerrors
-from fabricdoc.probes.ib.ibroute import parse_ibroute
+from fabricdoc.probes.ib.ibroute import parse_ibroute, parse_routes
 from fabricdoc.probes.ib.ibtracert import parse_ibtracert
 from fabricdoc.probes.ib.runner import IbRunner, ToolRun, busy_time
 
@@ -47,6 +59,7 @@ Progress = Callable[[str, int, int], None]
 # ibsim serves at most 10 clients and OpenSM is one of them.
 MAX_PARALLEL = 4
 SAMPLE_KIND = "fabricdoc-ib-sample"
+_PORTS_REPORT = re.compile(r"^\s*(?:SW|CA|RT)\s+\d+\s+\d+\s+0x[0-9a-fA-F]+\s")
 
 
 class _Log(HealthRecorder):
@@ -114,6 +127,12 @@ def _lfts(runner: IbRunner, topo: IbTopology, log: _Log) -> dict[str, dict[int, 
     return lfts if len(lfts) == len(switches) else None
 
 
+def _record_warnings(log: _Log, probe: str, warnings: Sequence[ToolWarning]) -> None:
+    """The tool's own warnings among its output (MAD timeouts, ibwarn): probe health, not errors."""
+    for w in warnings:
+        log.record(probe, "fabric", "warning", 0.0, str(w))
+
+
 def discover(runner: IbRunner, health: HealthRecorder, *, progress: Progress | None = None,
              with_routes: bool = True) -> Fabric:
     """The live fabric: nodes and links from ibnetdiscover, maxima from iblinkinfo, routes from ibroute.
@@ -135,6 +154,7 @@ def discover(runner: IbRunner, health: HealthRecorder, *, progress: Progress | N
                        one_line(exc))
             raise
         log.record("ibnetdiscover", "fabric", "ok", time.monotonic() - start)
+        _record_warnings(log, "ibnetdiscover", topo.warnings)
         states = _linkinfo_parse(link_run.result(), topo, log)
     lfts = _lfts(runner, topo, log) if with_routes else None
     return ibfabric.fabric_from_ib(
@@ -286,6 +306,7 @@ def collect(
         if disc_run is not None:
             topo = log.parse("ibnetdiscover", "fabric", lambda: parse_ibnetdiscover(
                 disc_run.stdout, source="ibnetdiscover"))
+            _record_warnings(log, "ibnetdiscover", topo.warnings if topo is not None else ())
         log.progress("ibnetdiscover", 1, 4)
         states = ibfabric.cap_supported(_linkinfo_parse(link.result(), topo or IbTopology(()), log))
         states += missing_link_states(fabric, topo)
@@ -401,37 +422,65 @@ def session(netfile: str | Path | None = None, *, timeout_s: float = 60.0) -> It
 # -- saved outputs -------------------------------------------------------------
 
 
-def load_ibnetdiscover_file(path: str | Path) -> Fabric:
-    """A fabric from a saved ``ibnetdiscover`` output (or an ibsim net file in that syntax)."""
+@dataclass
+class SavedFabric:
+    """A fabric read from a saved tool output, with the tools' warnings found in it as probe health."""
+
+    fabric: Fabric
+    probes: list[ProbeRun]
+
+
+def warning_runs(probe: str, target: str, warnings: Sequence[ToolWarning]) -> list[ProbeRun]:
+    """One ``warning`` ProbeRun per tool warning, naming the file and the line it stood on."""
+    return [ProbeRun(probe, target, ProbeStatus.WARNING, 0.0, str(w)) for w in warnings]
+
+
+def _is_ports_report(text: str) -> bool:
+    """Whether the text is ``ibnetdiscover -p`` (one ``SW|CA|RT lid port guid`` line per port)."""
+    for line in text.splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            return bool(_PORTS_REPORT.match(line))
+    return False
+
+
+def read_ibnetdiscover_file(path: str | Path, host_map: HostMap | None = None) -> SavedFabric:
+    """A fabric from a saved ``ibnetdiscover`` output (the topology file, ``-f``, ``-g``, or the
+    ``-p`` ports report), ibdiagnet's ``ibdiagnet2.ibnetdiscover``, or an ibsim net file, with
+    the tool's warnings and the HCAs it could not name as ``warning`` probe runs."""
     p = Path(path)
-    records = parse_ibnetdiscover(read_text(p, "ibnetdiscover output"), source=str(p))
-    return ibfabric.fabric_from_ib(records, name=p.stem, source=str(p))
+    text = read_text(p, "ibnetdiscover output")
+    parse = parse_ibnetdiscover_ports if _is_ports_report(text) else parse_ibnetdiscover
+    records = parse(text, source=str(p))
+    fabric = ibfabric.fabric_from_ib(records, name=p.stem, source=str(p), host_map=host_map)
+    probes = warning_runs("ibnetdiscover", str(p), records.warnings)
+    probes += identify(fabric, host_map).probe_runs(str(p))
+    return SavedFabric(fabric, probes)
 
 
-def read_routes_file(path: str | Path) -> list[tuple[int, IbRoute]]:
-    """Every switch's LFT from saved ``ibroute`` output (one dump per switch, concatenated),
-    each with the line its dump starts on. Errors name the file and the line in it."""
+def load_ibnetdiscover_file(path: str | Path, host_map: HostMap | None = None) -> Fabric:
+    """A fabric from a saved ``ibnetdiscover`` output (or an ibsim net file in that syntax)."""
+    return read_ibnetdiscover_file(path, host_map).fabric
+
+
+def read_routes_file(path: str | Path) -> IbRoutes:
+    """Every switch's LFT from a saved routes file: concatenated ``ibroute`` dumps, ``dump_fts``
+    output (warning lines between the switches kept), OpenSM's LFT dump, or ibdiagnet's
+    ``ibdiagnet2.fdbs``. Each route carries the line its dump starts on; errors name the
+    file and the line in it."""
     path = Path(path)
-    lines = read_text(path, "routes").splitlines()
-    starts = [i for i, line in enumerate(lines) if line.startswith("Unicast lids [")]
-    if not starts:
-        raise ParseError(str(path), 1 if lines else 0, lines[0] if lines else "", "no ibroute 'Unicast lids' header")
-    routes = []
-    for n, start in enumerate(starts):
-        end = starts[n + 1] if n + 1 < len(starts) else len(lines)
-        chunk = "\n".join(lines[start:end]) + "\n"
-        try:
-            routes.append((start + 1, parse_ibroute(chunk, source=str(path))))
-        except ParseError as exc:
-            line_no = exc.line_no + start if exc.line_no else end
-            raise ParseError(str(path), line_no, exc.line, exc.reason) from None
-    return routes
+    text = read_text(path, "routes")
+    first = next((ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("#")), "")
+    if "dump_ucast_routes: Switch" in first:
+        return parse_ibdiagnet_fdbs(text, source=str(path))
+    return parse_routes(text, source=str(path))
 
 
-def apply_routes_file(fabric: Fabric, path: str | Path) -> Fabric:
-    """Load saved ``ibroute`` dumps onto ``fabric`` so its paths follow the routes OpenSM programmed."""
+def apply_routes_file(fabric: Fabric, path: str | Path) -> list[ProbeRun]:
+    """Load a saved routes file onto ``fabric`` so its paths follow the routes the subnet manager
+    programmed; returns the tool warnings found in the file (``warning`` probe runs)."""
     routes = read_routes_file(path)
-    for line_no, route in routes:
+    for route in routes.routes:
         if route.switch_guid not in fabric.nodes:
-            raise ParseError(str(path), line_no, "", f"switch {route.switch_guid} is not in the fabric")
-    return apply_lfts(fabric, [r for _, r in routes], source=str(path))
+            raise ParseError(str(path), route.line_no, "", f"switch {route.switch_guid} is not in the fabric")
+    apply_lfts(fabric, routes.routes, source=str(path))
+    return warning_runs("routes", str(path), routes.warnings)

@@ -1,125 +1,268 @@
-"""Observations from a directory of nccl-tests logs: each two-host log becomes pair results.
+"""Observations from a directory of nccl-tests logs: every two-host run becomes per-rail pair results.
 
-Each log names its own hosts (``# Rank  0 ... on HOST device  0``); they are
-resolved against the fabric by id, label or GUID. Per log:
+Every file named ``*.log``, ``*.txt``, ``*.out``, ``*.dat`` or ``*.json``
+(optionally with a numeric suffix: ``output.dat.5``) is read through
+:func:`fabricdoc.model.inputs.read_text` and split into its runs (wrapper and
+Slurm scripts append several tests to one file). The directory itself must
+exist and hold logs, else :class:`ConfigError`. Per run:
 
-* a host the fabric does not know, or a truncated/garbled log: a
-  :class:`ProbeRun` with status ``error`` naming the file and line; the other
-  logs are still used;
-* ``#wrong`` > 0 (or out-of-bounds values): ``PairResult(status="wrong")``;
-  corruption is a different fault from a slow link;
-* one host only (intra-node NVLink) or more than two hosts: ``skipped``, not a pair test.
+* a run that cannot be read (0-byte file, invalid UTF-8, truncated, ``Test NCCL
+  failure``, a row that does not fit its header, a non-finite figure), whose
+  ranks cannot be told (a trimmed or cut rank list, no rank lines), or whose
+  host does not map onto the fabric: a :class:`ProbeRun` with status
+  ``error`` and one line naming the file and line; the other runs are still
+  used, and the report's coverage counts the failed one as not seen;
+* one host only (NVLink/PCIe), more than two hosts, several NCCL_TESTS_SPLIT
+  groups, or a non-ring test with several GPUs per host: ``skipped``, with why;
+* ``#wrong`` > 0 or out-of-bounds values: ``PairResult(status="wrong")``;
+  corruption is a different fault from a slow link.
 
-Rank i of the first host is paired with rank i of the second (GPU d uses NIC
-port d+1 when the host has that many ports in the fabric, else port 1), so an
-8-GPU-per-host log yields one pair per rail, each carrying the log's bus
-bandwidth divided by the rails. The expected bandwidth of a log is the median
-over logs of the same collective and shape when there are at least three (the
-fleet's own healthy figure: protocol efficiency differs per GPU/NIC), else the
-path's bottleneck capacity. Logs are separate runs, so each gets its own round.
+Ranks come from what the log states (see :mod:`fabricdoc.probes.bandwidth.nccl_tests`).
+The k-th rank of the first host is paired with the k-th rank of the second
+(rank order). A rank's GPU is mapped onto its host's rail by a stated rule:
+the host's rails are, when the fabric has one node per HCA (``dgx01 mlx5_0``
+... with ``attrs["host"] == "dgx01"``, resolved by
+:func:`fabricdoc.fabric.identity.resolve_hosts`), the cabled ports of those
+HCA nodes in rail order (identity's ``attrs["rail"]``: device-number order,
+``mlx5_10`` after ``mlx5_9``, or a host map's rails; on a fabric identity did
+not name, the device index in the names), else the cabled ports of the host's
+one node in port order; GPU ``d`` (the device ordinal the log prints) uses
+rail ``d``, and every GPU uses the one rail of a single-rail host.
+
+A ring collective (all_reduce, all_gather, reduce_scatter) with G GPUs per
+host on R rails moves its bus bandwidth over the R rails evenly, so each rail
+pair carries the run's peak busbw / R. Other tests are per-rail pairs only with
+one GPU per host: with more, their traffic crosses rails. With NCCL's tree
+algorithm a 2-host all_reduce's busbw can exceed R x line rate (the a3-mega
+log: 338.8 Gb/s per 200 Gb/s rail), so a ratio above 1 is not a fault; one
+slow rail slows the whole collective, so every rail of that run reads slow.
+
+The expected bandwidth of every pair is the path's line rate on today's routes
+(:func:`fabricdoc.model.paths.expected_gbps`, both directions for nccl-tests),
+never a figure taken from other logs: logs that are all equally slow are all
+slow. Runs are separate measurements, so each gets its own round.
 """
 
 from __future__ import annotations
 
-import statistics
+import re
 import time
-from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
-from fabricdoc.errors import ParseError, TopologyError
+from fabricdoc.errors import ConfigError, FabricdocError, ParseError, TopologyError
+from fabricdoc.fabric.identity import resolve_hosts
+from fabricdoc.model.inputs import read_text
 from fabricdoc.model.paths import expected_gbps
 from fabricdoc.model.records import Observations, PairResult, PortRef, ProbeRun
 from fabricdoc.model.topology import Fabric
-from fabricdoc.probes.bandwidth.nccl_tests import NcclRun, parse_nccl_tests
+from fabricdoc.probes.bandwidth.nccl_tests import NcclRank, NcclRun, parse_nccl_tests_log
 
-LOG_SUFFIXES = (".log", ".txt", ".out")
+LOG_NAME = re.compile(r"\.(?:log|txt|out|dat|json)(?:\.\d+)?$")
+RING_TESTS = frozenset({"all_reduce", "all_gather", "reduce_scatter"})
+_INDEX = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*?[_-](\d+)$")  # mlx5_10, HCA-7, mlx5_bond_0; not ConnectX7
 
 
 def nccl_test_name(run: NcclRun) -> str:
-    """The PairResult.test of an nccl-tests log; every two-rank nccl-tests pattern is bidirectional."""
+    """The PairResult.test of an nccl-tests run; every two-host nccl-tests pattern is bidirectional."""
     return f"nccl-tests:{run.test}"
 
 
-def _ports(fabric: Fabric, host: str, devices: list[int]) -> list[PortRef]:
-    node = fabric.nodes[host]
-    cabled = {p.port for p in fabric.host_ports(host)}
-    out = []
-    for d in devices:
-        port = d + 1 if len(devices) > 1 and (d + 1) in cabled else min(cabled) if cabled else 1
-        out.append(PortRef(node.id, port))
+class _Refused(Exception):
+    """Why one run gives no pairs: ``status`` ``error`` (not seen) or ``skipped`` (not a pair test)."""
+
+    def __init__(self, status: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class Rails:
+    """A host's NIC ports in rail order, and the rule that ordered them."""
+
+    host: str
+    ports: tuple[PortRef, ...]
+    rule: str
+
+
+@dataclass(frozen=True)
+class RunPairs:
+    """The rail pairs of one two-host run: (port on the first host, port on the second)."""
+
+    run: NcclRun
+    pairs: tuple[tuple[PortRef, PortRef], ...]
+
+
+def log_files(directory: str | Path) -> list[Path]:
+    """The log files of ``directory``, sorted by name; a missing, non-directory or empty one is a ConfigError."""
+    root = Path(directory)
+    if not root.exists():
+        raise ConfigError(f"{root}: no such directory (--nccl-logs)")
+    if not root.is_dir():
+        raise ConfigError(f"{root}: not a directory (--nccl-logs takes a directory of nccl-tests logs)")
+    files = sorted(p for p in root.iterdir() if p.is_file() and LOG_NAME.search(p.name))
+    if not files:
+        raise ConfigError(f"{root}: no nccl-tests logs in it (*.log, *.txt, *.out, *.dat, *.json)")
+    return files
+
+
+def hca_index(label: str) -> int | None:
+    """The device index of an HCA node's name (``dgx01 mlx5_10`` -> 10, ``h4-1-gpu HCA-7`` -> 7), or None."""
+    words = label.split()
+    m = _INDEX.search(words[1]) if len(words) > 1 else None
+    return int(m.group(1)) if m else None
+
+
+def rails_of(fabric: Fabric, host: str) -> Rails:
+    """The rails of ``host`` (see the module docstring); TopologyError says why there are none.
+
+    The host is resolved by :func:`fabricdoc.fabric.identity.resolve_hosts`; its HCA nodes
+    are in the rail order identity gave them (``attrs["rail"]``: device order, or a host
+    map's), else, on a fabric identity did not name, in the device-index order of their names.
+    """
+    found = resolve_hosts(fabric, [host])
+    if host not in found.hosts:
+        raise TopologyError(f"host {host!r} does not resolve: {found.unresolved.get(host, 'not in the fabric')}")
+    nodes = found.hosts[host]
+    if len(nodes) == 1:
+        ordered, rule = nodes, f"ports of {fabric.label(nodes[0])} in port order"
+    elif all(isinstance(fabric.nodes[n].attrs.get("rail"), int) for n in nodes):
+        ordered = sorted(nodes, key=lambda n: fabric.nodes[n].attrs["rail"])
+        rule = "HCAs in rail order: " + ", ".join(fabric.label(n) for n in ordered)
+    else:
+        indexed = [(hca_index(fabric.label(n)), n) for n in nodes]
+        if any(i is None for i, _ in indexed) or len({i for i, _ in indexed}) != len(indexed):
+            labels = ", ".join(repr(fabric.label(n)) for n in nodes)
+            raise TopologyError(f"host {host!r} has {len(nodes)} HCAs with no rail and no distinct device "
+                                f"index in their names ({labels}): its rail order cannot be told")
+        ordered = [n for _, n in sorted(indexed, key=lambda t: t[0] or 0)]
+        rule = "HCAs by device index: " + ", ".join(fabric.label(n) for n in ordered)
+    ports = tuple(p for n in ordered for p in fabric.host_ports(n))
+    if not ports:
+        raise TopologyError(f"host {host!r} has no cabled port in the fabric")
+    return Rails(host, ports, rule)
+
+
+def _rail(rails: Rails, rank: NcclRank, source: str) -> PortRef:
+    if len(rails.ports) == 1:
+        return rails.ports[0]
+    if rank.device >= len(rails.ports):
+        raise _Refused("error", f"{source}:{rank.line_no}: rank {rank.rank} on host {rank.host!r} uses GPU "
+                                f"{rank.device}, but the host has {len(rails.ports)} rails ({rails.rule})")  # fmt: skip
+    return rails.ports[rank.device]
+
+
+def _distinct_gpus(rails: Rails, ranks: list[NcclRank], source: str) -> None:
+    """GPU ordinals pick rails only when they are the host's: ranks repeating one (each process
+    sees its own CUDA_VISIBLE_DEVICES as device 0) are refused on a multi-rail host, not guessed."""
+    seen: dict[int, NcclRank] = {}
+    for rank in ranks:
+        other = seen.setdefault(rank.device, rank)
+        if other is not rank and len(rails.ports) > 1:
+            raise _Refused("error", f"{source}:{rank.line_no}: ranks {other.rank} and {rank.rank} on host "
+                                    f"{rank.host!r} both report GPU {rank.device} (CUDA_VISIBLE_DEVICES per "
+                                    "process?): which rail each used cannot be told")  # fmt: skip
+
+
+def _by_host(run: NcclRun) -> dict[str, list[NcclRank]]:
+    out: dict[str, list[NcclRank]] = {}
+    for rank in sorted(run.ranks, key=lambda r: r.rank):
+        out.setdefault(rank.host, []).append(rank)
     return out
 
 
-def observations_from_nccl_logs(fabric: Fabric, directory: str | Path) -> Observations:
-    """Parse every log in ``directory`` (sorted by name) into pair results and probe records."""
-    obs = Observations()
-    root = Path(directory)
-    files = sorted(p for p in root.iterdir() if p.is_file() and p.suffix in LOG_SUFFIXES) if root.is_dir() else []
-    if not root.is_dir():
-        obs.probes.append(ProbeRun("nccl-logs", str(root), "error", 0.0, f"{root}: not a directory"))
-        return obs
-    pending: list[tuple[int, NcclRun, list[tuple[PortRef, PortRef]], float | None]] = []
-    for round_no, path in enumerate(files):
-        t0 = time.monotonic()
-        target = str(path)
+def _run_pairs(fabric: Fabric, run: NcclRun) -> RunPairs:
+    """The rail pairs of one run, or _Refused saying why it gives none."""
+    if run.problem is not None:
+        raise _Refused("error", str(run.problem))
+    if run.ranks_problem is not None:
+        raise _Refused("error", str(run.ranks_problem))
+    by_host = _by_host(run)
+    where = f"{run.source}:{run.line_no}: {run.test} run"
+    if len(by_host) == 1:
+        raise _Refused("skipped", f"{where} ran on one host: it measured NVLink/PCIe, not the fabric")
+    if len(by_host) > 2:
+        raise _Refused("skipped", f"{where} spans {len(by_host)} hosts: a multi-host collective, not a pair test")
+    if len({r.group for r in run.ranks}) > 1:
+        raise _Refused("skipped", f"{where} is split into NCCL_TESTS_SPLIT groups: not one pair test")
+    (a, ra), (b, rb) = by_host.items()
+    if len(ra) != len(rb):
+        raise _Refused("skipped", f"{where} has {len(ra)} GPUs on {a} and {len(rb)} on {b}: not a rail-matched pair test")
+    if len(ra) > 1 and run.test not in RING_TESTS:
+        raise _Refused("skipped", f"{where} has {len(ra)} GPUs per host: {run.test} traffic crosses rails, "
+                                  "so its figure says nothing per rail")  # fmt: skip
+    rails: dict[str, Rails] = {}
+    for host, ranks in by_host.items():
         try:
-            run = parse_nccl_tests(path.read_text(errors="replace"), source=target)
-        except ParseError as exc:
-            obs.probes.append(ProbeRun("nccl-tests", target, "error", time.monotonic() - t0, str(exc)))
-            continue
-        by_host: dict[str, list[int]] = defaultdict(list)
-        unknown = None
-        text_lines = path.read_text(errors="replace").splitlines()
-        for rank in run.ranks:
-            try:
-                node = fabric.resolve_node(rank.host)
-            except TopologyError:
-                line_no = next((i for i, ln in enumerate(text_lines, 1) if "Rank" in ln and f" {rank.host} " in f" {ln} "), 0)
-                unknown = f"{target}:{line_no}: rank {rank.rank} ran on host {rank.host!r}, which the fabric does not know"
-                break
-            by_host[node].append(rank.device)
-        if unknown:
-            obs.probes.append(ProbeRun("nccl-tests", target, "error", time.monotonic() - t0, unknown))
-            continue
-        hosts = list(by_host)
-        if len(hosts) != 2:
-            why = "one host: the log measured NVLink/PCIe, not the fabric" if len(hosts) < 2 else f"{len(hosts)} hosts: not a pair test"
-            obs.probes.append(ProbeRun("nccl-tests", target, "skipped", time.monotonic() - t0, why))
-            continue
-        a, b = hosts
-        pa, pb = _ports(fabric, a, sorted(by_host[a])), _ports(fabric, b, sorted(by_host[b]))
-        pairs = list(zip(pa, pb, strict=False))
-        if not pairs or run.peak is None:
-            obs.probes.append(ProbeRun("nccl-tests", target, "error", time.monotonic() - t0, f"{target}: no table rows"))
-            continue
-        bw = run.peak_busbw_gbps()
-        per_rail = None if bw is None else bw / len(pairs)
-        pending.append((round_no, run, pairs, per_rail))
-        obs.probes.append(ProbeRun("nccl-tests", target, "ok", time.monotonic() - t0))
+            rails[host] = rails_of(fabric, host)
+        except TopologyError as exc:
+            raise _Refused("error", f"{run.source}:{ranks[0].line_no}: rank {ranks[0].rank}: {exc}") from None
+    for host, ranks in by_host.items():
+        _distinct_gpus(rails[host], ranks, run.source)
+    pairs = tuple(dict.fromkeys(
+        (_rail(rails[a], x, run.source), _rail(rails[b], y, run.source)) for x, y in zip(ra, rb, strict=True)
+    ))  # fmt: skip
+    used_a, used_b = len({p for p, _ in pairs}), len({q for _, q in pairs})
+    if used_a != len(pairs) or used_b != len(pairs):
+        raise _Refused("error", f"{where} uses {used_a} rails on {a} and {used_b} on {b}: "
+                                "its figure cannot be split per rail")  # fmt: skip
+    return RunPairs(run, pairs)
 
-    classes: dict[tuple[str, int, int], list[float]] = defaultdict(list)
-    for _, run, pairs, bw in pending:
-        if bw is not None and not run.wrong:
-            classes[(run.test, len(run.ranks), len(pairs))].append(bw)
-    for round_no, run, pairs, bw in pending:
-        healthy = classes.get((run.test, len(run.ranks), len(pairs)), [])
-        for src, dst in pairs:
-            if len(healthy) >= 3:
-                expected = statistics.median(healthy)
-            else:
-                try:
-                    expected = expected_gbps(fabric, src, dst, True)
-                except TopologyError:
-                    expected = None
-            row = run.peak
-            obs.pairs.append(
-                PairResult(
-                    src=src, dst=dst, status="wrong" if run.wrong else "ok", busbw_gbps=bw,
-                    expected_gbps=expected,
-                    algbw_gbps=None if run.peak_algbw_gbps() is None else run.peak_algbw_gbps() / len(pairs),  # type: ignore[operator]
-                    size_bytes=row.size_bytes if row else None, wrong=run.wrong, round=round_no,
-                    test=nccl_test_name(run), error=f"{run.wrong} wrong elements in {run.source}" if run.wrong else None,
-                )  # fmt: skip
-            )
+
+def _pair_results(fabric: Fabric, rp: RunPairs, round_no: int) -> list[PairResult]:
+    """One PairResult per rail: the run's peak busbw split evenly over its rails, expected at line rate."""
+    run, n = rp.run, len(rp.pairs)
+    row = run.peak
+    bw, alg = run.peak_busbw_gbps(), run.peak_algbw_gbps()
+    error = None
+    if run.corrupted:
+        what = f"{run.wrong} wrong elements" if run.wrong_column else f"{run.out_of_bounds} values out of bounds"
+        bad = [r.line_no for r in run.rows if (r.out_of_place.wrong or 0) or (r.in_place and r.in_place.wrong)]
+        error = f"{run.source}:{bad[0] if bad else run.line_no}: {run.test} run: data check failed ({what})"
+    out = []
+    for src, dst in rp.pairs:
+        try:
+            expected = expected_gbps(fabric, src, dst, True)
+        except TopologyError as exc:
+            raise _Refused("error", f"{run.source}:{run.line_no}: no route {src} -> {dst} in the fabric ({exc})") from None
+        out.append(PairResult(
+            src=src, dst=dst, status="wrong" if run.corrupted else "ok",
+            busbw_gbps=None if bw is None else bw / n, expected_gbps=expected,
+            algbw_gbps=None if alg is None else alg / n, size_bytes=row.size_bytes if row else None,
+            wrong=run.wrong, round=round_no, test=nccl_test_name(run), error=error,
+        ))  # fmt: skip
+    return out
+
+
+def _read_log(path: Path) -> list[NcclRun]:
+    """The runs of one file; a file that cannot be read at all raises FabricdocError naming it."""
+    text = read_text(path, "nccl-tests log")
+    if not text:
+        raise ParseError(str(path), 0, "", "empty file (0 bytes): no nccl-tests output")
+    return list(parse_nccl_tests_log(text, str(path)).runs)
+
+
+def observations_from_nccl_logs(fabric: Fabric, directory: str | Path) -> Observations:
+    """Parse every log in ``directory`` (sorted by name) into per-rail pair results and probe records."""
+    obs = Observations()
+    files = log_files(directory)
+    round_no = 0
+    for path in files:
+        t0 = time.monotonic()
+        try:
+            runs = _read_log(path)
+        except FabricdocError as exc:
+            obs.probes.append(ProbeRun("nccl-tests", str(path), "error", time.monotonic() - t0, str(exc)))
+            continue
+        for run in runs:
+            try:
+                obs.pairs.extend(_pair_results(fabric, _run_pairs(fabric, run), round_no))
+                obs.probes.append(ProbeRun("nccl-tests", str(path), "ok", time.monotonic() - t0))
+                round_no += 1
+            except _Refused as exc:
+                obs.probes.append(ProbeRun("nccl-tests", str(path), exc.status, time.monotonic() - t0, str(exc)))
+    if not obs.pairs and not any(p.status == "error" for p in obs.probes):
+        obs.probes.append(ProbeRun("nccl-logs", str(directory), "error", 0.0, f"{directory}: none of its {len(files)} "
+                                   "logs holds a two-host test, so it says nothing about the fabric's links"))  # fmt: skip
     obs.extra["nccl_logs"] = len(files)
     return obs

@@ -286,12 +286,20 @@ def pair_result(spec: PairSpec, raw: RawRun) -> PairResult:
 
 
 def _from_nccl_tests(spec: PairSpec, raw: RawRun, common: dict[str, Any]) -> PairResult:
+    """One nccl-tests run's output as a PairResult: its peak busbw, ``wrong`` when the data check failed.
+
+    The launcher starts one binary, so the output must hold exactly one complete
+    run; anything else (truncated, failed, several runs) is an ``error`` naming the line.
+    """
     text = "\n".join(raw.outputs)
     try:
-        run = parse_nccl_tests(text, source=f"{spec.src}->{spec.dst}")
+        runs = parse_nccl_tests(text, source=f"{spec.src}->{spec.dst}")
     except ParseError as exc:
         return PairResult(status="error", busbw_gbps=None, error=str(exc), **common)
-    status = "wrong" if run.wrong else ("ok" if raw.status == "ok" else "error")
+    if len(runs) != 1:
+        return PairResult(status="error", busbw_gbps=None, error=f"{len(runs)} nccl-tests runs in one test's output", **common)
+    run = runs[0]
+    status = "wrong" if run.corrupted else ("ok" if raw.status == "ok" else "error")
     return PairResult(
         status=status, busbw_gbps=run.peak_busbw_gbps(), algbw_gbps=run.peak_algbw_gbps(), wrong=run.wrong,
         error=None if status != "error" else _tail(raw.errors), **common,

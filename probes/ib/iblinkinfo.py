@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from fabricdoc.probes.ib.common import whole_lines
 
 from fabricdoc.errors import ParseError
-from fabricdoc.model.ib import guid_id
+from fabricdoc.model.ib import IB_SPEEDS, guid_id
 from fabricdoc.model.records import PortRef, PortState
 
 _ILI_SWITCH = re.compile(r"^Switch:\s+(0x[0-9a-fA-F]+)\s+(.*):$")
@@ -17,9 +17,15 @@ _ILI_CA = re.compile(r"^(CA|Router):\s+(.*):$")
 _ILI_PORT = re.compile(
     r"^(?:(0x[0-9a-fA-F]+)\s+)?(\d+)\s+(\d+)\[[^\]]*\]\s+==\(\s*(.*?)\s*\)==>\s*(.*)$"
 )
+# "4X   25.78125 Gbps Active/  LinkUp", "4X 10.0 Gbps (FDR10) Active/  LinkUp", "Down/ Polling";
+# -s adds " (HOQ:18 VL_Stall:7)" after the physical state.
 _ILI_LINK = re.compile(
-    r"^(?:(\d+)X\s+([\d.]+)\s+Gbps(?:\s+\(\w+\))?\s+)?(\w+)/\s*(\w+)$"
+    r"^(?:(\d+)X\s+(\d+(?:\.\d+)?)\s+Gbps(?:\s+\((\w+)\))?\s+)?(\w+)/\s*(\w+)(?:\)\s+\(HOQ:\d+ VL_Stall:\d+)?$"
 )
+# The hint in the last parentheses (ibdiag_common.c get_max_msg): "(%s %s)" of a width message
+# and a speed message, each empty or "Could be ...": "( )", "(Could be 12X )",
+# "( Could be 53.125 Gbps)", "(Could be 12X Could be 10.0 Gbps)", "( Could be FDR10)".
+_COULD_BE = re.compile(r"Could be (?:(\d+)X|(\d+(?:\.\d+)?) Gbps|(FDR10))")
 _ILI_REMOTE = re.compile(r'^(?:(0x[0-9a-fA-F]+)\s+)?(\d+)?\s*(\d+)?\[[^\]]*\]\s+"(.*)"\s+\((.*)\)$')
 _ILI_UNAVAILABLE = re.compile(r'^"Port not available"$')
 _STATE_NAMES = {"Initialize": "Init", "Init": "Init", "Down": "Down", "Armed": "Armed", "Active": "Active"}
@@ -43,6 +49,23 @@ class IbLinkInfoPort:
     remote_lid: int | None
     remote_port: int | None
     remote_description: str
+
+
+def could_be(hint: str) -> tuple[int | None, float | None]:
+    """The width and lane rate iblinkinfo says a link could run at, from its hint text.
+
+    Both messages may be there (``Could be 12X Could be 10.0 Gbps``): each is read.
+    ``Could be FDR10`` is FDR10's lane rate (10.3125 Gb/s).
+    """
+    lanes = gbps = None
+    for width, rate, fdr10 in _COULD_BE.findall(hint):
+        if width:
+            lanes = int(width)
+        elif rate:
+            gbps = float(rate)
+        elif fdr10:
+            gbps = IB_SPEEDS["FDR10"]
+    return lanes, gbps
 
 
 def parse_iblinkinfo_lines(text: str, source: str = "iblinkinfo") -> list[IbLinkInfoPort]:
@@ -80,12 +103,14 @@ def parse_iblinkinfo_lines(text: str, source: str = "iblinkinfo") -> list[IbLink
             remote = _ILI_REMOTE.match('[  ] "" ( )')
         if not link or not remote:
             raise ParseError(source, no, raw, "cannot read the link state or the remote end")
-        state = _STATE_NAMES.get(link.group(3))
+        state = _STATE_NAMES.get(link.group(4))
         if state is None:
-            raise ParseError(source, no, raw, f"unknown port state {link.group(3)!r}")
+            raise ParseError(source, no, raw, f"unknown port state {link.group(4)!r}")
         ports_here += 1
-        hint = remote.group(5)
-        cw = re.search(r"Could be\s+(?:(\d+)X)?\s*(?:([\d.]+)\s*Gbps)?", hint)
+        could_lanes, could_gbps = could_be(remote.group(5))
+        trained_gbps = float(link.group(2)) if link.group(2) else None
+        if link.group(3) == "FDR10":
+            trained_gbps = IB_SPEEDS["FDR10"]  # printed "10.0 Gbps (FDR10)": 64b/66b at 10.3125 per lane
         out.append(
             IbLinkInfoPort(
                 node_guid=node_guid,
@@ -94,11 +119,11 @@ def parse_iblinkinfo_lines(text: str, source: str = "iblinkinfo") -> list[IbLink
                 lid=int(m.group(2)),
                 port=int(m.group(3)),
                 state=state,
-                phys_state=link.group(4),
+                phys_state=link.group(5),
                 lanes=int(link.group(1)) if link.group(1) else None,
-                lane_gbps=float(link.group(2)) if link.group(2) else None,
-                could_be_lanes=int(cw.group(1)) if cw and cw.group(1) else None,
-                could_be_gbps=float(cw.group(2)) if cw and cw.group(2) else None,
+                lane_gbps=trained_gbps,
+                could_be_lanes=could_lanes,
+                could_be_gbps=could_gbps,
                 remote_lid=int(remote.group(2)) if remote.group(2) and remote.group(3) else None,
                 remote_port=int(remote.group(3)) if remote.group(3) else (int(remote.group(2)) if remote.group(2) else None),
                 remote_description=remote.group(4),

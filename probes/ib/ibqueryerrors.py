@@ -7,7 +7,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from fabricdoc.probes.ib.common import EXTENDED_WIDTH, whole_lines
+from fabricdoc.probes.ib.common import EXTENDED_WIDTH, check_register, whole_lines
 
 from fabricdoc.errors import ParseError
 from fabricdoc.model.ib import guid_id
@@ -45,7 +45,7 @@ class IbQueryErrors:
 
 _IQE_NODE = re.compile(r'^(Errors|Data Counters) for (?:(0x[0-9a-fA-F]+) )?"(.*)"$')
 _IQE_PORT = re.compile(r"^GUID (0x[0-9a-fA-F]+) port (\d+|ALL):(.*)$")
-_IQE_ITEM = re.compile(r"\[([A-Za-z][A-Za-z0-9]*) == (\d+)(?: \([^)]*\))?\]")
+_IQE_ITEM = re.compile(r"\[([A-Za-z][A-Za-z0-9]*) == (-?\d+)(?: \([^)]*\))?\]")
 _IQE_SUMMARY1 = re.compile(r"^## Summary: (\d+) nodes checked, (\d+) bad nodes found$")
 _IQE_SUMMARY2 = re.compile(r"^## +(\d+) ports checked, (\d+) ports have errors beyond threshold$")
 
@@ -111,8 +111,12 @@ def parse_ibqueryerrors(
                 raise ParseError(source, no, raw, "cannot read the counter list")
             if m.group(2) == "ALL":
                 continue
+            values = {k: int(v) for k, v in items}
+            for name, value in values.items():
+                width = EXTENDED_WIDTH.get(name) if kind == "counters" else None
+                check_register(name, value, width, source, no, raw)
             key = (port_node, int(m.group(2)))
-            merged.setdefault(key, {}).update({k: int(v) for k, v in items})
+            merged.setdefault(key, {}).update(values)
             kinds[key] = kind
             continue
         if line.startswith("Link info:"):

@@ -15,11 +15,11 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from fabricdoc.generators import fat_tree_2
-from fabricdoc.ibfabric import write_netfile
-from fabricdoc.probes.ibsim import IbSim
+from fabricdoc.probes.ib.ibsim import IbSim
 
-from fabricdoc.model import PortRef
+from fabricdoc.fabric.generators import fat_tree_2
+from fabricdoc.fabric.netfile import write_netfile
+from fabricdoc.model.records import PortRef
 
 HERE = Path(__file__).resolve().parent
 

@@ -13,10 +13,9 @@ import itertools
 import re
 from pathlib import Path
 
-from fabricdoc.fabricfile import load_fabric
-from fabricdoc.plan import tested_links
-
-from fabricdoc.model import LinkKey, PortRef
+from fabricdoc.model.paths import tested_links
+from fabricdoc.model.records import LinkKey, PortRef
+from fabricdoc.sources.fabrics import load_fabric
 
 HERE = Path(__file__).parent
 SRC = HERE / "real" / "all_reduce_2x1_h200_dranet.log"

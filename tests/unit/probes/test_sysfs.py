@@ -9,7 +9,7 @@ import pytest
 from fabricdoc.probes.host import sysfs as ibsysfs
 
 from fabricdoc.errors import ParseError
-from fabricdoc.model.counters import lookup
+from fabricdoc.model.counters import lookup, raw_delta
 from tests.helpers.paths import DATA
 
 ROOT = os.path.join(DATA, "sysfs", "mlx5_host")
@@ -92,3 +92,20 @@ def test_unreadable_file_is_one_line_and_other_records_are_kept(tmp_path):
 def test_host_without_rdma_has_no_tree(tmp_path):
     raw = ibsysfs.read_tree(tmp_path)
     assert raw["present"] is False and raw["devices"] == {}
+
+
+def test_a_real_h100_tree_reads_ndr_and_roce_ports_with_the_files_values():
+    """gpud's H100 fixture (tests/data/sysfs/real_gpud_h100/README.md): CX-7 IB at 4X NDR, BlueField-3
+    RoCE at 2X NDR; counters and hw_counters as the files hold them."""
+    counters, states, *_ = ibsysfs.parse_tree(ibsysfs.read_tree(os.path.join(DATA, "sysfs", "real_gpud_h100")),
+                                              host="h100", timestamp=1.0)
+    st = by_node(states)
+    assert (st["h100:mlx5_0", 1].lanes, st["h100:mlx5_0", 1].lane_gbps, st["h100:mlx5_0", 1].state) == (4, 100.0, "Active")
+    assert (st["h100:mlx5_bond_0", 1].lanes, st["h100:mlx5_bond_0", 1].lane_gbps) == (2, 100.0)
+    c = by_node(counters)["h100:mlx5_0", 1]
+    assert c.values["port_rcv_errors"] == 14 and c.values["port_xmit_wait"] == 2489603687
+    assert c.values["port_rcv_data"] == 230539874932483 and c.values["roce_adp_retrans"] == 3
+    # excessive_buffer_overrun_errors is a 4-bit register: 15 is its maximum, so it reads "at least 15".
+    assert c.width_bits["excessive_buffer_overrun_errors"] == 4 and c.values["excessive_buffer_overrun_errors"] == 15
+    cdef = lookup("excessive_buffer_overrun_errors")
+    assert raw_delta(0, 15, cdef, c.width_bits["excessive_buffer_overrun_errors"]) == (15, True, False)

@@ -205,3 +205,16 @@ def test_cli_gate_maps_slurm_names_to_fabric_names(report_file, capsys):
     args = ["gate", "--report", str(rep), "--host-rule", "node(\\d+)", "gpu\\1"]
     assert main([*args, "--job-nodelist", "gpu[0001-0002]"]) == 1
     assert main([*args, "--job-nodelist", "gpu[0003-0004]"]) == 0
+
+
+def test_a_finding_on_any_hca_of_a_multi_rail_job_host_counts():
+    from tests.helpers.fabrics import multi_hca_hosts
+
+    fabric = multi_hca_hosts((0, 1, 2, 3), spine=True)
+    last_hca = [n.id for n in fabric.hosts() if n.attrs["host"] == "dgxb"][-1]  # not the host's first HCA
+    warn = Finding("F001", "nic", f"{fabric.label(last_hca)} port 1", "symbol_errors", "warning", 0.9,
+                   endpoints=[(fabric.label(last_hca), 1)], node_ids=[last_hca])
+    rep = make_report(findings=[warn], fabric=fabric)
+    res = evaluate(rep, ["dgxa", "dgxb"], Policy(max_severity="info"))
+    assert not res.ok and [f.id for f in res.findings] == [warn.id]
+    assert evaluate(rep, ["dgxa", "dgxb"], Policy(max_severity="warning")).ok

@@ -118,3 +118,12 @@ def test_a_saved_discovery_as_expected_fabric_does_not_hide_a_degraded_link():
     assert (by[("0x0002c90300000006", 1)].lanes, by[("0x0002c90300000006", 1)].max_lanes) == (1, 4)
     assert all(s.max_lanes == 4 for k, s in by.items() if k[0] != "0x0002c90300000006" and s.lanes == 4)
     assert fabric.link_at(PortRef("0x0002c90300000006", 1)).lanes == 1
+
+
+def test_the_tools_own_warnings_in_a_live_discovery_are_kept_as_warnings_not_errors():
+    health = HealthRecorder()
+    fabric = ibsource.discover(ReplayRunner(ibnetdiscover="mad_drops_stderr"), health, with_routes=False)
+    warnings = [r for r in health.runs if r.probe == "ibnetdiscover" and r.status == "warning"]
+    assert fabric.switches() and warnings
+    assert any("bad status 110" in (w.error or "") for w in warnings)
+    assert all(w.error.startswith("ibnetdiscover:") for w in warnings)  # source:line: the tool's text

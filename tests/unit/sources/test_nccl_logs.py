@@ -1,100 +1,77 @@
-"""nccl-tests logs: the real header/table/avg format, malformed logs, and localization from a log directory."""
+"""A directory of nccl-tests logs: per-run, per-rail pair results, refusals that name file and line, localization.
+
+Real logs come from tests/data/nccl/<case>/ (provenance in tests/data/nccl/README.md);
+where a test puts a real log on a fabric's hosts it only replaces the host names.
+"""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
-from fabricdoc.probes.bandwidth.nccl_tests import parse_nccl_tests
 
-from fabricdoc.analysis.localize import localize
-from fabricdoc.errors import ParseError
+from fabricdoc.analysis.localize import Options, localize
+from fabricdoc.errors import ConfigError
+from fabricdoc.fabric.generators import fat_tree_2, rail_optimized
+from fabricdoc.model.paths import expected_gbps
+from fabricdoc.model.records import PortRef
+from fabricdoc.model.topology import Fabric
+from fabricdoc.report.coverage import Planned, measure
 from fabricdoc.sources.fabrics import load_fabric
-from fabricdoc.sources.nccl_logs import observations_from_nccl_logs
+from fabricdoc.sources.nccl_logs import hca_index, observations_from_nccl_logs
+from tests.helpers.fabrics import multi_hca_hosts
 from tests.helpers.paths import DATA as DATA_ROOT
 
 DATA = DATA_ROOT / "nccl"
 REAL = DATA / "real"
 SLOW = DATA / "slow_link"
+DRANET = ("nccl-test-dranet-1gpu-1nic-worker-0", "nccl-test-dranet-1gpu-1nic-worker-1")
+A3MEGA = ("ztan-mig-235z", "ztan-mig-gq73")
+N2G1_CUT = DATA / "xxrjun_h100_n2g1_sendrecv_truncated" / "nccl_N2_G1_cnode2-002_cnode2-008.log"
+N2G8 = DATA / "xxrjun_h100_n2g8_alltoall_sendrecv_2.17.6" / "nccl_N2_G8_cnode2-001_cnode2-002.log"
+FIVE = DATA / "xxrjun_h100_n10g2_five_appended_2.17.8" / "nccl_N10_G2.log"
+POLARIS_2160 = DATA / "alcf_polaris_n540_2160ranks_allreduce" / "all_reduce_output.dat.5"
+JSON = DATA / "json_from_source" / "alltoall_2x1_h100_v1.json"
+DGX_HCAS = (3, 0, 10, 1, 8, 11, 2, 9)  # the compute HCAs of a DGX H100 (mlx5_4..7 are storage), out of order
 
 
 def _read(name: str) -> str:
     return (REAL / name).read_text()
 
 
-def test_two_host_h200_log_gives_ranks_rows_and_average():
-    run = parse_nccl_tests(_read("all_reduce_2x1_h200_dranet.log"), "dranet.log")
-    assert run.test == "all_reduce"
-    assert run.hosts == ["nccl-test-dranet-1gpu-1nic-worker-0", "nccl-test-dranet-1gpu-1nic-worker-1"]
-    assert [r.device_name for r in run.ranks] == ["NVIDIA H200", "NVIDIA H200"]
-    assert run.ranks[0].bus_id == "0000:cc:00" and run.ranks[1].pid == 21
-    assert len(run.rows) == 24
-    last = run.rows[-1]
-    assert last.size_bytes == 8589934592 and last.count == 2147483648 and last.redop == "sum" and last.root == -1
-    assert last.out_of_place.busbw_gbs == 31.89 and last.in_place.time_us == 269407
-    assert run.avg_busbw_gbs == pytest.approx(15.5188)
-    assert run.wrong == 0 and run.out_of_bounds == 0
-    assert run.peak_busbw_gbps() == pytest.approx(31.89 * 8)
+def _on_hosts(text: str, old: tuple[str, ...], new: tuple[str, ...]) -> str:
+    for o, n in zip(old, new, strict=True):
+        text = text.replace(o, n)
+    return text
 
 
-def test_sixteen_rank_h100_header_maps_ranks_to_hosts_and_devices():
-    run = parse_nccl_tests(_read("all_reduce_2x8_h100_a3mega.log"), "a3mega.log")
-    assert run.hosts == ["ztan-mig-235z", "ztan-mig-gq73"]
-    assert [r.device for r in run.ranks if r.host == "ztan-mig-gq73"] == list(range(8))
-    assert run.ranks[15].device_name == "NVIDIA H100 80GB HBM3"
-    assert run.avg_busbw_gbs == pytest.approx(70.742)
+def _errors(obs) -> dict[str, str]:
+    return {Path(p.target).name: p.error for p in obs.probes if p.status == "error"}
 
 
-def test_real_log_cut_mid_row_is_a_parse_error_naming_the_line():
-    with pytest.raises(ParseError) as err:
-        parse_nccl_tests(_read("sendrecv_2x1_a40_issue214_excerpt.log"), "issue214.log")
-    assert err.value.line_no == 15 and "fields" in err.value.reason
+def _two_dgx(hcas=DGX_HCAS, identified=True) -> Fabric:
+    return multi_hca_hosts(hcas, identified=identified)
 
 
-def test_na_in_place_wrong_is_unknown_not_zero():
-    text = _read("sendrecv_2x1_a40_issue214_excerpt.log").splitlines()
-    text = "\n".join(text[:-1]) + "\n# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 0.08\n"
-    run = parse_nccl_tests(text, "sendrecv_perf.log")
-    assert run.test == "sendrecv"
-    assert run.rows[0].in_place.wrong is None and run.rows[0].out_of_place.wrong == 0
-
-
-def test_log_that_stops_before_the_average_is_truncated():
-    lines = _read("all_reduce_2x1_h200_dranet.log").splitlines()
-    with pytest.raises(ParseError) as err:
-        parse_nccl_tests("\n".join(lines[:-3]), "cut.log")
-    assert "truncated" in err.value.reason and err.value.line_no == len(lines) - 3
-
-
-def test_wrong_elements_are_counted_apart_from_bandwidth():
-    text = (SLOW / "all_reduce_node0007_node0008.log").read_text()
-    run = parse_nccl_tests(text, "wrong.log")
-    assert run.wrong == 17
-    assert run.peak_busbw_gbps() == pytest.approx(31.89 * 8)
-
-
-def test_mpirun_tag_output_prefix_and_old_header_without_group():
-    body = _read("all_reduce_2x1_h200_dranet.log").split("# nThread", 1)[1]
-    tagged = "\n".join("[1,0]<stdout>:" + ln for ln in ("# nThread" + body).splitlines())
-    run = parse_nccl_tests(tagged.replace("Group  0 ", ""), "tagged.log")
-    assert len(run.ranks) == 2 and run.ranks[0].group is None and len(run.rows) == 24
-
-
-def test_not_an_nccl_log_is_rejected():
-    with pytest.raises(ParseError):
-        parse_nccl_tests("hello\nworld\n", "junk.log")
-
-
+# -- the derived slow-link set (kept from the first version; the fabric is now 12x EDR) --------------
 def test_log_directory_localizes_the_slow_cable_and_reports_bad_logs():
     fabric, _ = load_fabric(str(SLOW / "fabric.yaml"))
     obs = observations_from_nccl_logs(fabric, SLOW)
-    errors = {Path(p.target).name: p.error for p in obs.probes if p.status == "error"}
+    errors = _errors(obs)
     assert set(errors) == {"truncated_killed_mid_run.log", "unknown_host_node0099.log"}
     assert "truncated_killed_mid_run.log:54" in errors["truncated_killed_mid_run.log"]
+    assert "unknown_host_node0099.log:35" in errors["unknown_host_node0099.log"]
     assert "node0099" in errors["unknown_host_node0099.log"]
     assert len(obs.pairs) == 28
     wrong = [p for p in obs.pairs if p.status == "wrong"]
     assert [(p.src.node, p.dst.node, p.wrong) for p in wrong] == [("node0007", "node0008", 17)]
+    row = next(i for i, ln in enumerate((SLOW / "all_reduce_node0007_node0008.log").read_text().splitlines(), 1)
+               if ln.lstrip().startswith("268435456"))  # fmt: skip
+    assert f"all_reduce_node0007_node0008.log:{row}: all_reduce run: data check failed (17 wrong elements)" in wrong[0].error
+    # expected is the line rate of the tested path (300 Gb/s), never a median of other logs
+    assert {p.expected_gbps for p in obs.pairs} == {300.0}
+    assert sorted({round(p.ratio, 3) for p in obs.pairs}) == [0.298, 0.85]  # 89.28 and 255.12 Gb/s
     findings = localize(fabric, obs)
     links = [f for f in findings if f.kind == "link"]
     assert links and links[0].name == "leaf02[3] -- spine01[2]"
@@ -103,12 +80,151 @@ def test_log_directory_localizes_the_slow_cable_and_reports_bad_logs():
 
 def test_healthy_log_directory_blames_no_link(tmp_path):
     fabric, _ = load_fabric(str(SLOW / "fabric.yaml"))
-    real = _read("all_reduce_2x1_h200_dranet.log")
     hosts = sorted(h.id for h in fabric.hosts())
     for i, a in enumerate(hosts):
         for b in hosts[i + 1 :]:
-            text = real.replace("nccl-test-dranet-1gpu-1nic-worker-0", a).replace("nccl-test-dranet-1gpu-1nic-worker-1", b)
-            (tmp_path / f"{a}_{b}.log").write_text(text)
+            (tmp_path / f"{a}_{b}.log").write_text(_on_hosts(_read("all_reduce_2x1_h200_dranet.log"), DRANET, (a, b)))
     obs = observations_from_nccl_logs(fabric, tmp_path)
-    assert len(obs.pairs) == 28 and all(p.ratio == pytest.approx(1.0) for p in obs.pairs)
+    assert len(obs.pairs) == 28 and all(p.ratio == pytest.approx(255.12 / 300) for p in obs.pairs)
     assert [f for f in localize(fabric, obs) if f.kind == "link"] == []
+
+
+def test_four_logs_all_equally_slow_are_all_slow(tmp_path):
+    fabric = fat_tree_2(leaves=4, spines=2, hosts_per_leaf=2)  # 4X NDR, 400 Gb/s
+    real = _read("all_reduce_2x1_h200_dranet.log")
+    for a, b in (("node0001", "node0003"), ("node0002", "node0005"), ("node0004", "node0007"), ("node0006", "node0008")):
+        (tmp_path / f"{a}_{b}.log").write_text(_on_hosts(real, DRANET, (a, b)))
+    obs = observations_from_nccl_logs(fabric, tmp_path)
+    assert len(obs.pairs) == 4
+    for p in obs.pairs:
+        assert p.expected_gbps == expected_gbps(fabric, p.src, p.dst, True) == 400.0
+        assert p.ratio == pytest.approx(255.12 / 400) and p.ratio < Options().slow_ratio
+    assert [f for f in localize(fabric, obs) if f.kind == "link"]
+
+
+# -- the directory itself -----------------------------------------------------------------------------
+def test_missing_directory_a_file_or_a_directory_without_logs_is_a_config_error(tmp_path):
+    fabric = fat_tree_2(leaves=2, spines=1, hosts_per_leaf=2)
+    with pytest.raises(ConfigError, match="no such directory"):
+        observations_from_nccl_logs(fabric, tmp_path / "nope")
+    (tmp_path / "one.log").write_text(_read("all_reduce_2x1_h200_dranet.log"))
+    with pytest.raises(ConfigError, match="not a directory"):
+        observations_from_nccl_logs(fabric, tmp_path / "one.log")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "README.md").write_text("not a log\n")
+    with pytest.raises(ConfigError, match="no nccl-tests logs"):
+        observations_from_nccl_logs(fabric, empty)
+
+
+def test_empty_undecodable_and_truncated_logs_among_good_ones_make_coverage_incomplete(tmp_path):
+    fabric = fat_tree_2(leaves=2, spines=1, hosts_per_leaf=2)
+    real = _read("all_reduce_2x1_h200_dranet.log")
+    (tmp_path / "good.log").write_text(_on_hosts(real, DRANET, ("node0001", "node0003")))
+    (tmp_path / "empty.log").write_bytes(b"")
+    (tmp_path / "latin1.log").write_bytes(_on_hosts(real, DRANET, ("node0002", "node0004")).encode().replace(b"H200", b"H\xe900"))
+    (tmp_path / "cut.log").write_text("\n".join(_on_hosts(real, DRANET, ("node0001", "node0004")).splitlines()[:-3]))
+    obs = observations_from_nccl_logs(fabric, tmp_path)
+    errors = _errors(obs)
+    assert set(errors) == {"empty.log", "latin1.log", "cut.log"}
+    assert "empty.log" in errors["empty.log"] and "0 bytes" in errors["empty.log"]
+    first_h200 = next(i for i, ln in enumerate(real.splitlines(), 1) if "H200" in ln)
+    assert f"latin1.log:{first_h200}" in errors["latin1.log"] and "not valid UTF-8" in errors["latin1.log"]
+    assert f"cut.log:{len(real.splitlines()) - 3}" in errors["cut.log"] and "truncated" in errors["cut.log"]
+    assert [(p.src.node, p.dst.node) for p in obs.pairs] == [("node0001", "node0003")]
+    coverage = measure(fabric, obs, Planned())
+    assert not coverage.complete and coverage.not_seen_count == 3
+
+
+def test_logs_that_hold_no_pair_test_leave_the_directory_not_seen(tmp_path):
+    fabric = fat_tree_2(leaves=2, spines=1, hosts_per_leaf=2)
+    hosts = [f"cnode3-{n:03d}" for n in range(2, 12)]
+    (tmp_path / "five.log").write_text(_on_hosts(FIVE.read_text(), tuple(hosts), tuple(f"h{i}" for i in range(10))))
+    obs = observations_from_nccl_logs(fabric, tmp_path)
+    skipped = [p.error for p in obs.probes if p.status == "skipped"]
+    assert len(skipped) == 5 and all("spans 10 hosts" in s for s in skipped)
+    assert [p.target for p in obs.probes if p.status == "error"] == [str(tmp_path)]
+    assert not obs.pairs and not measure(fabric, obs, Planned()).complete
+
+
+# -- several tests in one log --------------------------------------------------------------------------
+def test_appended_runs_each_give_their_own_result_and_a_cut_run_is_refused_alone(tmp_path):
+    fabric = fat_tree_2(leaves=2, spines=1, hosts_per_leaf=2)
+    text = _on_hosts(N2G1_CUT.read_text(), ("cnode2-002", "cnode2-008"), ("node0001", "node0003"))
+    (tmp_path / N2G1_CUT.name).write_text(text)
+    obs = observations_from_nccl_logs(fabric, tmp_path)
+    [pair] = obs.pairs  # the alltoall run: one pair at its own peak, not merged with the sendrecv run
+    assert (pair.src, pair.dst) == (PortRef("node0001", 1), PortRef("node0003", 1))
+    assert pair.test == "nccl-tests:alltoall" and pair.busbw_gbps == pytest.approx(13.45 * 8) and pair.size_bytes == 17179869184
+    assert [p.status for p in obs.probes] == ["ok", "error"]
+    assert f"{N2G1_CUT.name}:37" in obs.probes[1].error and "sendrecv run ends" in obs.probes[1].error
+
+
+def test_json_log_gives_the_pair_its_devices_name(tmp_path):
+    fabric = fat_tree_2(leaves=2, spines=1, hosts_per_leaf=2)
+    text = _on_hosts(JSON.read_text(), ("cnode2-002", "cnode2-008"), ("node0002", "node0004"))
+    (tmp_path / "alltoall.json").write_text(text)
+    [pair] = observations_from_nccl_logs(fabric, tmp_path).pairs
+    assert (pair.src.node, pair.dst.node, pair.test) == ("node0002", "node0004", "nccl-tests:alltoall")
+    assert pair.busbw_gbps == pytest.approx(13.45 * 8)
+
+
+def test_trimmed_rank_list_is_refused_not_turned_into_guessed_pairs(tmp_path):
+    fabric = fat_tree_2(leaves=2, spines=1, hosts_per_leaf=2)
+    (tmp_path / POLARIS_2160.name).write_text(POLARIS_2160.read_text())
+    obs = observations_from_nccl_logs(fabric, tmp_path)
+    assert not obs.pairs
+    [err] = [p.error for p in obs.probes if p.status == "error"]
+    assert f"{POLARIS_2160.name}:16" in err and "24 of 2160 ranks" in err
+
+
+# -- multi-rail hosts -------------------------------------------------------------------------------------
+def test_hca_device_index_comes_from_the_hca_word_of_the_name():
+    assert [hca_index(n) for n in ("dgx01 mlx5_10", "h4-1-gpu HCA-7", "ubuntu mlx5_bond_0", "dgx01", "MT4129 ConnectX7")] == \
+        [10, 7, 0, None, None]
+
+
+@pytest.mark.parametrize("identified", [True, False], ids=["rails-from-identity", "rails-from-names"])
+def test_eight_gpus_per_host_map_onto_hca_rails_sorted_by_device_index(tmp_path, identified):
+    fabric = _two_dgx(identified=identified)
+    (tmp_path / "all_reduce_2x8.log").write_text(_on_hosts(_read("all_reduce_2x8_h100_a3mega.log"), A3MEGA, ("dgxa", "dgxb")))
+    obs = observations_from_nccl_logs(fabric, tmp_path)
+    assert [p.status for p in obs.probes] == ["ok"]
+    rails = [(fabric.label(p.src.node), fabric.label(p.dst.node)) for p in obs.pairs]
+    assert rails == [(f"dgxa mlx5_{i}", f"dgxb mlx5_{i}") for i in sorted(DGX_HCAS)]  # GPU d -> d-th HCA by index
+    # one pair per rail carrying the run's 2710.56 Gb/s busbw / 8 rails, judged against the rail's 400 Gb/s
+    assert all(p.busbw_gbps == pytest.approx(338.82) and p.expected_gbps == 400.0 for p in obs.pairs)
+    assert len({p.round for p in obs.pairs}) == 1 and all(p.test == "nccl-tests:all_reduce" for p in obs.pairs)
+
+
+def test_eight_gpus_per_host_on_one_multi_port_node_use_ports_in_order(tmp_path):
+    fabric = rail_optimized(units=1, hosts_per_unit=2, rails=8, spines=2)
+    (tmp_path / "all_reduce_2x8.log").write_text(_on_hosts(_read("all_reduce_2x8_h100_a3mega.log"), A3MEGA, ("gpu0001", "gpu0002")))
+    obs = observations_from_nccl_logs(fabric, tmp_path)
+    assert [(p.src, p.dst) for p in obs.pairs] == [(PortRef("gpu0001", d + 1), PortRef("gpu0002", d + 1)) for d in range(8)]
+
+
+def test_a_gpu_without_a_rail_or_hcas_without_an_index_are_refused_naming_line_and_host(tmp_path):
+    log = _on_hosts(_read("all_reduce_2x8_h100_a3mega.log"), A3MEGA, ("dgxa", "dgxb"))
+    (tmp_path / "all_reduce_2x8.log").write_text(log)
+    obs = observations_from_nccl_logs(_two_dgx(hcas=(0, 1, 2, 3)), tmp_path)
+    [err] = _errors(obs).values()
+    line = next(i for i, ln in enumerate(log.splitlines(), 1) if "Rank  4 " in ln)
+    assert f"all_reduce_2x8.log:{line}: rank 4 on host 'dgxa' uses GPU 4, but the host has 4 rails" in err
+    fabric = _two_dgx(identified=False)
+    for n in fabric.hosts():
+        n.label = n.attrs["host"] + " ConnectX7"
+    [err] = _errors(observations_from_nccl_logs(fabric, tmp_path)).values()
+    assert "host 'dgxa' has 8 HCAs with no rail and no distinct device index" in err
+    # every process sees its own GPU as device 0 (CUDA_VISIBLE_DEVICES per rank): the ordinal picks no rail
+    (tmp_path / "all_reduce_2x8.log").write_text(re.sub(r"device\s+\d+ \[", "device  0 [", log))
+    [err] = _errors(observations_from_nccl_logs(_two_dgx(), tmp_path)).values()
+    assert "ranks 0 and 1 on host 'dgxa' both report GPU 0" in err
+
+
+def test_non_ring_tests_with_several_gpus_per_host_are_skipped_not_split_per_rail(tmp_path):
+    (tmp_path / N2G8.name).write_text(_on_hosts(N2G8.read_text(), ("cnode2-001", "cnode2-002"), ("dgxa", "dgxb")))
+    obs = observations_from_nccl_logs(_two_dgx(), tmp_path)
+    skipped = [p.error for p in obs.probes if p.status == "skipped"]
+    assert len(skipped) == 2 and "alltoall traffic crosses rails" in skipped[0] and "sendrecv traffic" in skipped[1]
+    assert not obs.pairs
