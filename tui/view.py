@@ -482,6 +482,8 @@ def finding_text(index: ReportIndex, f: Finding) -> Text:
     if f.endpoints:
         text.append("\nends     ")
         text.append(safe("  ↔  ".join(port_name(label, port) for label, port in f.endpoints)))
+    text.append("\nkey      ")
+    text.append(safe(f.key, "dim"))  # the same in every sweep: what Slurm reasons and metrics carry
     text.append("\n")
     text.append(evidence_text(index, f.evidence))
     return text

@@ -74,5 +74,6 @@ def gpu_findings(gpus: Iterable[GpuHealth], fabric: Fabric | None = None) -> lis
         if problems:
             nodes = (host_nodes(fabric, g.host) if fabric is not None else []) or [g.host]
             out.append(Finding("", "gpu", f"{g.host} GPU {g.index}", "gpu_error", Severity.ERROR, 0.9,
-                               [GpuEvidence(g.uuid, tuple(problems))], None, nodes))
+                               [GpuEvidence(g.uuid, tuple(problems))], None, nodes,
+                               component=g.uuid or f"{nodes[0]}/gpu{g.index}"))
     return out

@@ -19,8 +19,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "drain",
         help="print (or --apply) scontrol commands that drain the report's faulty hosts",
-        description="Print the 'scontrol update nodename=N state=drain reason=\"fabricdoc: ...\"' "
-        "command for every host in the report's drain list. Nothing is changed without --apply.",
+        description="Print the 'scontrol update nodename=N state=drain reason=\"fd:<fault> <tag> ...\"' "
+        "command for every host in the report's drain list. Nothing is changed without --apply. "
+        "The reason starts with the fault and a 6-hex tag of the finding's stable key, within "
+        "sinfo -R's 20-character column (fd:symbol_err 3fa2c1 ...).",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -10,7 +10,8 @@ from fabricdoc.cli.slurmargs import NAME_HELP, add_slurm_args
 EPILOG = NAME_HELP + """
 which nodes:
   Without --since, the candidates are the nodes Slurm lists as drained with a
-  reason starting 'fabricdoc:' (read with sinfo -R); an admin's own drains are
+  reason starting 'fd:' (or 'fabricdoc:', as earlier versions wrote; read with
+  sinfo -R); an admin's own drains are
   never touched. With --since EARLIER.json, the candidates are that report's
   drain list (with --apply they are still checked against sinfo -R). A node is
   resumed only when the later report tested it and no longer drains it.

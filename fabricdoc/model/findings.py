@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -17,7 +18,9 @@ class Finding:
 
     ``name`` is what a person reads (labels); ``node_ids`` and ``endpoints``
     identify the component the way the fabric does (node ids, and for a cable
-    its two ``(label, port)`` ends).
+    its two ``(label, port)`` ends). ``id`` (F001...) numbers the findings of
+    one report; :attr:`key` names the same fault on the same part in every
+    sweep, for schedulers, metrics and the history.
     """
 
     id: str
@@ -29,9 +32,23 @@ class Finding:
     evidence: list[Evidence] = field(default_factory=list)
     endpoints: list[tuple[str, int]] | None = None
     node_ids: list[str] = field(default_factory=list)
+    component: str = ""  # the part's stable identity; derived from node ids and ports when empty
 
     def __post_init__(self) -> None:
         self.severity = Severity(self.severity)
+        if not self.component:
+            self.component = component_of(self.kind, self.node_ids, self.endpoints, self.name)
+
+    @property
+    def key(self) -> str:
+        """``kind:component:fault``, the same in every sweep: node ids (GUIDs on InfiniBand) and ports,
+        never labels, which a rename changes, or report order, which the next sweep changes."""
+        return f"{self.kind}:{self.component}:{self.fault}"
+
+    @property
+    def tag(self) -> str:
+        """Six hex digits of the key's hash: short enough for a Slurm reason column, stable like the key."""
+        return short_hash(self.key)
 
     def evidence_of(self, cls: type) -> list[Any]:
         """The evidence items of one kind (``finding.evidence_of(SlowPairsEvidence)``)."""
@@ -40,6 +57,7 @@ class Finding:
     def to_dict(self) -> dict[str, Any]:
         return {
             "id": self.id,
+            "key": self.key,
             "kind": self.kind,
             "name": self.name,
             "endpoints": [list(e) for e in self.endpoints] if self.endpoints else None,
@@ -58,4 +76,28 @@ class Finding:
             evidence=[evidence_from_dict(e, source) for e in d["evidence"]],
             endpoints=[(str(e[0]), int(e[1])) for e in d["endpoints"]] if d.get("endpoints") else None,
             node_ids=list(d.get("node_ids", [])),
+            component=_component_of_key(d.get("key"), d["kind"], d["fault"]),
         )  # fmt: skip
+
+
+def short_hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:6]
+
+
+def component_of(kind: str, node_ids: list[str], endpoints: list[tuple[str, int]] | None, name: str) -> str:
+    """A part's identity from fabric ids: a cable by its two ``id/port`` ends sorted, a port by its
+    ``id/port``, a node by its id(s); the name only when the finding carries no ids."""
+    if endpoints and len(node_ids) == len(endpoints):
+        ends = sorted(f"{nid}/{int(port)}" for nid, (_, port) in zip(node_ids, endpoints, strict=True))
+        return "~".join(ends[:1] if kind == "port" else ends)
+    if endpoints and kind == "port" and node_ids:
+        return f"{node_ids[0]}/{int(endpoints[0][1])}"
+    return ",".join(sorted(node_ids)) or name
+
+
+def _component_of_key(key: Any, kind: str, fault: str) -> str:
+    """The component part of a saved key (``kind:component:fault``); empty (derive it) when absent."""
+    if not isinstance(key, str):
+        return ""
+    head, tail = f"{kind}:", f":{fault}"
+    return key[len(head) : -len(tail)] if key.startswith(head) and key.endswith(tail) else ""

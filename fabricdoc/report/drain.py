@@ -15,7 +15,7 @@ _DRAIN_SEVERITIES = {"error", "critical"}
 
 @dataclass
 class DrainEntry:
-    """A host the scheduler should drain, why, and which findings say so."""
+    """A host the scheduler should drain, why, and the keys of the findings that say so."""
 
     node: str
     reason: str
@@ -38,13 +38,13 @@ def drain_list(fabric: Fabric, findings: list[Finding]) -> list[DrainEntry]:
             for nid in f.node_ids:
                 node = fabric.nodes.get(nid)
                 if node is not None and node.kind == "host":
-                    reasons.setdefault(host_name(fabric, nid), []).append((f.id, f"{f.kind} {f.fault}"))
+                    reasons.setdefault(host_name(fabric, nid), []).append((f.key, f"{f.kind} {f.fault}"))
         cut_hosts = set(_hosts_cut_off(fabric, f))
         for host in sorted(cut_hosts):
-            reasons.setdefault(host, []).append((f.id, f"behind {f.kind} {f.name} ({f.fault})"))
+            reasons.setdefault(host, []).append((f.key, f"behind {f.kind} {f.name} ({f.fault})"))
         for host in _hosts_on_cable(fabric, f):
             if host not in cut_hosts:
-                reasons.setdefault(host, []).append((f.id, f"its cable {f.name} ({f.fault})"))
+                reasons.setdefault(host, []).append((f.key, f"its cable {f.name} ({f.fault})"))
     out = []
     for host in sorted(reasons):
         ids = sorted({fid for fid, _ in reasons[host]})

@@ -22,7 +22,6 @@ import pandas as pd
 from fabricdoc.errors import FabricdocError
 from fabricdoc.impact.failure_rate import Snapshot, host_failure_rate
 from fabricdoc.model.counters import deltas
-from fabricdoc.model.findings import Finding
 from fabricdoc.model.records import LinkEvent, PortCounters
 from fabricdoc.model.severity import rank as severity_rank
 from fabricdoc.model.times import epoch
@@ -60,17 +59,6 @@ def default_path() -> Path:
         return Path(env)
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "fabricdoc" / "history.sqlite"
-
-
-def component_key(f: Finding) -> str:
-    """A finding's component, stable across sweeps: a link by its two sorted ends, else kind and node ids."""
-    if f.kind == "link" and f.endpoints and len(f.endpoints) == 2:
-        ends = sorted(f"{n}[{p}]" for n, p in f.endpoints)
-        return f"link:{ends[0]}--{ends[1]}"
-    ids = ",".join(sorted(f.node_ids)) or f.name
-    if f.kind == "port" and f.endpoints:
-        ids += "".join(f"[{p}]" for _, p in f.endpoints[:1])
-    return f"{f.kind}:{ids}"
 
 
 class History:
@@ -167,7 +155,7 @@ class History:
             self.db.executemany(
                 "INSERT INTO findings VALUES (?,?,?,?,?,?,?,?,?)",
                 [
-                    (sid, f.id, f.kind, component_key(f), f.name, f.fault, f.severity, f.confidence, json.dumps(f.node_ids))
+                    (sid, f.id, f.kind, f"{f.kind}:{f.component}", f.name, f.fault, f.severity, f.confidence, json.dumps(f.node_ids))
                     for f in report.findings
                 ],
             )
@@ -285,19 +273,23 @@ class History:
     def component_failures(self, min_severity: str = "error") -> pd.DataFrame:
         """Fault episodes per component: a run of consecutive sweeps with a finding on it is one episode.
 
-        Columns: component, kind, fault, episodes, faulty_sweeps, sweeps, observed_days, episodes_per_day.
+        ``component`` is ``kind:identity`` (fabric ids and ports, as in a finding's key), ``name``
+        the label it had in its latest sweep. Columns: component, name, kind, fault, episodes,
+        faulty_sweeps, sweeps, observed_days, episodes_per_day.
         """
         sweeps = self.sweeps()
         if sweeps.empty:
-            return pd.DataFrame(columns=["component", "kind", "fault", "episodes", "faulty_sweeps", "sweeps", "observed_days", "episodes_per_day"])
+            return pd.DataFrame(columns=["component", "name", "kind", "fault", "episodes", "faulty_sweeps", "sweeps", "observed_days", "episodes_per_day"])
         order = {sid: i for i, sid in enumerate(sweeps["id"])}
         span_days = max((sweeps["at"].iloc[-1] - sweeps["at"].iloc[0]) / 86400.0, 0.0)
         floor = severity_rank(min_severity)
         seen: dict[str, dict[str, Any]] = {}
-        for sid, comp, kind, fault, sev in self.db.execute("SELECT sweep_id, component, kind, fault, severity FROM findings"):
+        rows_in = self.db.execute("SELECT sweep_id, component, kind, fault, severity, name FROM findings ORDER BY sweep_id")
+        for sid, comp, kind, fault, sev, name in rows_in:
             if severity_rank(sev) < floor:
                 continue
             s = seen.setdefault(comp, {"kind": kind, "faults": {}, "idx": set()})
+            s["name"] = name
             s["idx"].add(order[sid])
             s["faults"][fault] = s["faults"].get(fault, 0) + 1
         rows = []
@@ -305,7 +297,7 @@ class History:
             idx = sorted(s["idx"])
             episodes = 1 + sum(1 for a, b in zip(idx, idx[1:], strict=False) if b != a + 1)
             rows.append(
-                {"component": comp, "kind": s["kind"], "fault": max(s["faults"], key=s["faults"].get),
+                {"component": comp, "name": s["name"], "kind": s["kind"], "fault": max(s["faults"], key=s["faults"].get),
                  "episodes": episodes, "faulty_sweeps": len(idx), "sweeps": len(sweeps), "observed_days": span_days,
                  "episodes_per_day": episodes / span_days if span_days > 0 else None}
             )

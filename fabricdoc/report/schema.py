@@ -116,7 +116,11 @@ REPORT_SCHEMA: dict[str, Any] = {
                 "type": "object",
                 "required": ["id", "kind", "name", "fault", "severity", "confidence", "evidence"],
                 "properties": {
-                    "id": {"type": "string", "description": "stable within the report, e.g. F001"},
+                    "id": {"type": "string", "description": "numbers the findings of this report, most severe "
+                           "first (F001...); the next sweep may number the same fault differently"},
+                    "key": {"type": "string", "description": "kind:component:fault, the same for the same fault on "
+                            "the same part in every sweep: component is fabric ids and ports (GUID/port on "
+                            "InfiniBand), never labels. Slurm reasons, metrics and the history use it"},
                     "kind": {"enum": ["link", "switch", "host", "nic", "gpu", "port"]},
                     "name": {"type": "string", "description": "human name as the fabric labels it (untrusted text)"},
                     "endpoints": {
@@ -143,7 +147,8 @@ REPORT_SCHEMA: dict[str, Any] = {
                 "properties": {
                     "node": {"type": "string", "description": "host name as the fabric names it"},
                     "reason": {"type": "string"},
-                    "findings": {"type": "array", "items": {"type": "string"}},
+                    "findings": {"type": "array", "items": {"type": "string"},
+                                 "description": "keys of the findings that put the host here"},
                 },
             },
         },

@@ -30,7 +30,7 @@ from fabricdoc.errors import FabricdocError
 from fabricdoc.model.counters import lookup
 from fabricdoc.model.severity import SEVERITIES
 from fabricdoc.model.times import epoch
-from fabricdoc.report.history import History, component_key
+from fabricdoc.report.history import History
 from fabricdoc.report.report import Report
 
 VERDICTS = ("pass", "degraded", "fail", "incomplete")
@@ -125,7 +125,7 @@ class FabricCollector:
             labels=["id", "kind", "name", "fault", "severity", "component"],
         )
         for f in rep.findings:
-            g.add_metric([f.id, f.kind, f.name, f.fault, f.severity, component_key(f)], float(f.confidence))
+            g.add_metric([f.id, f.kind, f.name, f.fault, f.severity, f.component], float(f.confidence))
         yield g
         g = GaugeMetricFamily("fabricdoc_drain", "Hosts the last report says to drain (1 each)", labels=["node"])
         for d in rep.drain:

@@ -205,7 +205,7 @@ def evaluate(
     for f in report.findings:
         if f.fault in policy.ignore_faults or f.confidence < policy.min_confidence:
             continue
-        if policy.scope == "fabric" or f.id in drain_ids or _touches(f, every_hca, index, on_path):
+        if policy.scope == "fabric" or f.key in drain_ids or _touches(f, every_hca, index, on_path):
             counted.append(f)
     res.findings = counted
     limit = -1 if policy.max_severity == "none" else SEVERITIES.index(policy.max_severity)

@@ -98,7 +98,7 @@ def taints(
         raise ValueError(f"effect must be one of {', '.join(EFFECTS)}")
     if not _TAINT_KEY.fullmatch(key):
         raise ValueError(f"taint key {key!r} is not a valid Kubernetes key")
-    by_id = {f.id: f for f in report.findings}
+    by_key = {f.key: f for f in report.findings}
     out: list[Taint] = []
     refused: list[tuple[str, str]] = []
     for d in report.drain:
@@ -106,7 +106,7 @@ def taints(
         if len(node) > 253 or not _K8S_NODE.fullmatch(node):
             refused.append((d.node, f"refusing node name {node!r}: not a Kubernetes node name (lowercase DNS-1123)"))
             continue
-        found = [by_id[i] for i in d.findings if i in by_id]
+        found = [by_key[k] for k in d.findings if k in by_key]
         worst = max(found, key=lambda f: (f.severity.rank, f.confidence), default=None)
         value = label_value(f"{worst.kind}-{worst.fault}" if worst else d.reason)
         out.append(Taint(node, key, value, effect))

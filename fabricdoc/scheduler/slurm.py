@@ -3,8 +3,14 @@
 Node names come from the fabric (untrusted text): they are mapped to Slurm
 names by a user map and hostname rules, then checked against a strict hostname
 charset; a name that fails is refused, never passed on. Commands are argv lists
-run without a shell, each with a timeout. Drain reasons are sanitized and start
-with ``fabricdoc:`` so resume only ever undoes fabricdoc's own drains.
+run without a shell, each with a timeout.
+
+A drain reason starts with a tag that fits ``sinfo -R``'s default 20-character
+REASON column and says the fault: ``fd:<fault> <tag>``, where ``<tag>`` is six
+hex digits of the finding's stable key (the same fault on the same part has the
+same tag in every sweep), e.g. ``fd:symbol_err 3fa2c1 its cable leaf01[3] ...``.
+Only a reason starting ``fd:`` (or ``fabricdoc:``, as earlier versions wrote)
+is fabricdoc's own: resume never touches any other.
 """
 
 from __future__ import annotations
@@ -19,8 +25,16 @@ from fabricdoc.errors import FabricdocError
 from fabricdoc.report.report import Report
 from fabricdoc.scheduler.names import NameMap
 
-REASON_PREFIX = "fabricdoc: "
+REASON_TAG = "fd:"
+OUR_PREFIXES = (REASON_TAG, "fabricdoc:")  # "fabricdoc: ..." is what earlier versions wrote
 REASON_MAX_CHARS = 128
+SINFO_REASON_WIDTH = 20  # sinfo -R's default REASON column
+# Fault names short enough that "fd:<fault> <tag>" fits the REASON column (3 + 10 + 1 + 6 = 20).
+SHORT_FAULTS = {
+    "symbol_errors": "symbol_err", "rcv_errors": "rcv_err", "degraded_bandwidth": "slow",
+    "width_degraded": "width", "speed_degraded": "speed", "congestion": "congested",
+    "pause_storm": "pfc_storm", "data_corruption": "corrupt", "gpu_error": "gpu_err",
+}
 # Letters, digits, '.', '_' and '-', starting with a letter or digit: what a
 # Slurm NodeName and a hostname share. No brackets or commas (hostlist syntax),
 # no '=' or spaces (scontrol argument syntax), nothing a shell would read.
@@ -45,10 +59,22 @@ def check_node_name(name: str) -> str:
     return name
 
 
-def sanitize_reason(text: str, limit: int = REASON_MAX_CHARS) -> str:
-    """A drain reason safe for ``scontrol`` and a terminal: prefixed, plain charset, bounded length."""
+def is_ours(reason: str) -> bool:
+    """Whether a Slurm reason is one fabricdoc wrote (an admin's reason never is)."""
+    return reason.strip().startswith(OUR_PREFIXES)
+
+
+def fault_tag(fault: str, tag: str) -> str:
+    """``fd:<fault> <tag>``: at most 20 characters, the part ``sinfo -R`` shows by default."""
+    short = SHORT_FAULTS.get(fault, fault)[:10]
+    return _REASON_OK.sub("_", f"{REASON_TAG}{short} {tag}")
+
+
+def sanitize_reason(text: str, head: str = REASON_TAG + "drain", limit: int = REASON_MAX_CHARS) -> str:
+    """A drain reason safe for ``scontrol`` and a terminal: ``head`` (the fault tag) first, then the
+    details in a plain charset, bounded length."""
     body = _REASON_OK.sub("_", " ".join(str(text).split()))
-    reason = REASON_PREFIX + body
+    reason = f"{head} {body}".strip() if head.startswith(REASON_TAG) else f"{REASON_TAG}drain {body}".strip()
     if len(reason) > limit:
         reason = reason[: limit - 3].rstrip() + "..."
     return reason
@@ -105,6 +131,7 @@ def format_argv(argv: Iterable[str]) -> str:
 def plan_drain(report: Report, names: NameMap | None = None, scontrol: str = "scontrol") -> tuple[list[SlurmAction], list[Skipped]]:
     """The drain commands for a report's drain list; unsafe names come back refused, not planned."""
     names = names or NameMap()
+    by_key = {f.key: f for f in report.findings}
     actions: list[SlurmAction] = []
     skipped: list[Skipped] = []
     seen: set[str] = set()
@@ -118,10 +145,14 @@ def plan_drain(report: Report, names: NameMap | None = None, scontrol: str = "sc
         if node in seen:
             continue
         seen.add(node)
-        ids = tuple(entry.findings)
-        why = entry.reason + (f" [{','.join(ids)}]" if ids else "")
-        reason = sanitize_reason(why)
-        actions.append(SlurmAction("drain", node, entry.node, reason, ids, drain_argv(node, reason, scontrol)))
+        keys = tuple(entry.findings)
+        found = [by_key[k] for k in keys if k in by_key]
+        worst = max(found, key=lambda f: (f.severity.rank, f.confidence), default=None)
+        head = fault_tag(worst.fault, worst.tag) if worst else REASON_TAG + "drain"
+        others = [f.tag for f in found if f is not worst]
+        why = entry.reason + (f" [+{','.join(others)}]" if others else "")
+        reason = sanitize_reason(why, head)
+        actions.append(SlurmAction("drain", node, entry.node, reason, keys, drain_argv(node, reason, scontrol)))
     return actions, skipped
 
 
@@ -198,4 +229,4 @@ def apply(actions: Iterable[SlurmAction], run: Callable[[Sequence[str]], tuple[i
 
 def fabricdoc_drained(reasons: Mapping[str, tuple[str, str]]) -> list[str]:
     """The nodes whose drain reason fabricdoc wrote (an admin's drains are never touched)."""
-    return sorted(n for n, (_, why) in reasons.items() if why.startswith(REASON_PREFIX.strip()))
+    return sorted(n for n, (_, why) in reasons.items() if is_ours(why))

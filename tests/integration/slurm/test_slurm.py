@@ -9,6 +9,7 @@ import pytest
 
 from fabricdoc.cli.main import main
 from fabricdoc.fabric.generators import fat_tree_2
+from fabricdoc.report.report import Report
 from tests.helpers.reports import HOST_RULE, make_report
 from tests.helpers.waiting import wait_for
 
@@ -24,21 +25,22 @@ def test_report_with_two_bad_nodes_drains_exactly_those_two_with_the_reason(slur
     assert main(["drain", str(rep), *_args(slurm, "--apply")]) == 1
     reasons = slurm.reasons()
     assert set(reasons) == {"fdsl-node0001", "fdsl-node0003"}
-    for node, fid in (("fdsl-node0001", "F001"), ("fdsl-node0003", "F002")):
-        assert reasons[node].startswith("fabricdoc: nic down")
-        assert fid in reasons[node]
+    tags = {f.node_ids[0]: f.tag for f in Report.load(rep).findings}
+    for node in ("node0001", "node0003"):
+        assert reasons[f"fdsl-{node}"] == f"fd:down {tags[node]} nic down"
     states = slurm.states()
     assert states["fdsl-node0002"] == "idle" and states["fdsl-node0004"] == "idle"
     assert {states["fdsl-node0001"], states["fdsl-node0003"]} == {"drained"}
     out = capsys.readouterr().out
-    assert 'scontrol update nodename=fdsl-node0001 state=drain reason="fabricdoc: nic down [F001]"  # ok' in out
+    assert f'scontrol update nodename=fdsl-node0001 state=drain reason="fd:down {tags["node0001"]} nic down"  # ok' in out
 
 
 def test_without_apply_drain_prints_commands_and_changes_nothing(slurm, report_file, capsys):
     rep = report_file(bad_hosts=["node0002"])
     assert main(["drain", str(rep), *_args(slurm)]) == 1
+    tag = Report.load(rep).findings[0].tag
     assert capsys.readouterr().out.strip() == (
-        'scontrol update nodename=fdsl-node0002 state=drain reason="fabricdoc: nic down [F001]"'
+        f'scontrol update nodename=fdsl-node0002 state=drain reason="fd:down {tag} nic down"'
     )
     assert slurm.reasons() == {}
 
@@ -107,7 +109,6 @@ def test_scontrol_failure_on_an_unknown_node_is_reported_and_the_rest_still_run(
 def test_a_real_demo_sweep_report_drains_its_hosts_in_slurm(slurm, tmp_path, capsys):
     rep_path = tmp_path / "sweep.json"
     assert main(["sweep", "--fabric", "demo", "-o", str(rep_path), "--quiet"]) == 1
-    from fabricdoc.report.report import Report
 
     drain = Report.load(rep_path).drain
     assert 1 <= len(drain) <= len(slurm.nodes)
@@ -119,4 +120,4 @@ def test_a_real_demo_sweep_report_drains_its_hosts_in_slurm(slurm, tmp_path, cap
     assert main(["drain", str(rep_path), "--map", str(mapfile), "--slurm-conf", str(slurm.conf), "--apply"]) == 1
     reasons = slurm.reasons()
     assert set(reasons) == set(mapping.values())
-    assert all(r.startswith("fabricdoc: ") for r in reasons.values())
+    assert all(r.startswith("fd:") and len(r.split(" ", 2)[1]) == 6 for r in reasons.values())

@@ -35,4 +35,4 @@ def test_a_gpu_fault_names_every_hca_of_its_host_so_the_host_is_drained():
     (finding,) = gpu_findings([g0], fabric)
     assert finding.node_ids == ["gpu0002"]
     finding.id = "F001"
-    assert [(d.node, d.findings) for d in drain_list(fabric, [finding])] == [("gpu0002", ["F001"])]
+    assert [(d.node, d.findings) for d in drain_list(fabric, [finding])] == [("gpu0002", [finding.key])]

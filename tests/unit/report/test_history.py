@@ -123,7 +123,7 @@ def test_cli_history_add_then_failures_json(tmp_path, capsys):
     comp_line, kind_line = capsys.readouterr().out.strip().splitlines()
     comp = json.loads(comp_line)
     assert comp == [
-        {"component": "nic:node0003", "kind": "nic", "fault": "down", "episodes": 2, "faulty_sweeps": 2,
+        {"component": "nic:node0003", "name": "node0003 mlx5_0", "kind": "nic", "fault": "down", "episodes": 2, "faulty_sweeps": 2,
          "sweeps": 3, "observed_days": 2.0, "episodes_per_day": 1.0}
     ]
     assert json.loads(kind_line)[0]["kind"] == "nic"

@@ -34,7 +34,8 @@ def test_report_validates_against_its_schema(report):
     assert data["schema"] == "fabricdoc.report/v1"
     assert data["verdict"] == "fail"
     assert {f["fault"] for f in data["findings"]} == {"symbol_errors", "down"}
-    assert data["drain"] == [{"node": "node0005", "reason": "behind link leaf03[1] -- node0005[1] (down)", "findings": ["F001"]}]
+    assert data["drain"] == [{"node": "node0005", "reason": "behind link leaf03[1] -- node0005[1] (down)",
+                              "findings": ["link:leaf03/1~node0005/1:down"]}]
 
 
 def test_the_impact_section_is_validated_field_by_field(report, tmp_path):

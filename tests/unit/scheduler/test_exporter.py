@@ -80,7 +80,7 @@ def test_scrape_returns_verdict_findings_drain_and_per_port_series(tmp_path, ser
     assert series(s, "fabricdoc_drain", node="node0003") == 1
     assert series(s, "fabricdoc_drain_nodes") == 2
     assert series(s, "fabricdoc_findings", severity="error", kind="nic") == 2
-    assert series(s, "fabricdoc_finding", id="F001", fault="down", component="nic:node0001") == pytest.approx(0.95)
+    assert series(s, "fabricdoc_finding", id="F001", fault="down", component="node0001") == pytest.approx(0.95)
     assert series(s, "fabricdoc_report_loaded") == 1
     port = {"node": "leaf01", "port": "3", "peer": "spine01[1]"}
     assert series(s, "fabricdoc_port_symbol_errors_total", **port) == 100

@@ -216,5 +216,5 @@ def test_a_finding_on_any_hca_of_a_multi_rail_job_host_counts():
                    endpoints=[(fabric.label(last_hca), 1)], node_ids=[last_hca])
     rep = make_report(findings=[warn], fabric=fabric)
     res = evaluate(rep, ["dgxa", "dgxb"], Policy(max_severity="info"))
-    assert not res.ok and [f.id for f in res.findings] == [warn.id]
+    assert not res.ok and [f.key for f in res.findings] == [warn.key]
     assert evaluate(rep, ["dgxa", "dgxb"], Policy(max_severity="warning")).ok

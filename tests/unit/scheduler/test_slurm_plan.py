@@ -13,11 +13,15 @@ from fabricdoc.report.drain import DrainEntry
 from fabricdoc.scheduler.names import HostRule, NameMap, load_name_map
 from fabricdoc.scheduler.slurm import (
     REASON_MAX_CHARS,
+    SHORT_FAULTS,
+    SINFO_REASON_WIDTH,
     UnsafeNodeName,
     check_node_name,
     drain_argv,
     fabricdoc_drained,
+    fault_tag,
     format_argv,
+    is_ours,
     plan_drain,
     plan_resume,
     sanitize_reason,
@@ -56,7 +60,7 @@ def test_any_accepted_name_has_only_hostname_characters(name):
 @given(st.text(max_size=400))
 def test_reasons_are_prefixed_bounded_and_free_of_shell_characters(text):
     reason = sanitize_reason(text)
-    assert reason.startswith("fabricdoc: ")
+    assert reason.startswith("fd:")
     assert len(reason) <= REASON_MAX_CHARS
     assert not set(reason) & set("$`\\\"'!&|<>*?{}~\n\t")
 
@@ -120,11 +124,12 @@ def test_host_rule_with_bad_group_reference_is_a_config_error():
 
 def test_plan_drain_refuses_unsafe_mapped_names_and_keeps_the_rest():
     rep = make_report(bad_hosts=["node0001"])
-    rep.drain.append(DrainEntry(node="node0009;rm -rf /", reason="nic down", findings=["F009"]))
+    rep.drain.append(DrainEntry(node="node0009;rm -rf /", reason="nic down", findings=["nic:node0009:down"]))
     actions, skipped = plan_drain(rep)
     assert [a.node for a in actions] == ["node0001"]
+    tag = rep.findings[0].tag
     assert actions[0].argv == (
-        "scontrol", "update", "nodename=node0001", "state=drain", "reason=fabricdoc: nic down [F001]",
+        "scontrol", "update", "nodename=node0001", "state=drain", f"reason=fd:down {tag} nic down",
     )
     assert len(skipped) == 1 and skipped[0].refused and "node0009;rm -rf /" in skipped[0].why
 
@@ -155,3 +160,29 @@ def test_real_sinfo_reasons_parse_with_a_separator_inside_an_admin_reason():
 def test_garbled_sinfo_line_is_a_parse_error_naming_the_line():
     with pytest.raises(ParseError, match=r"sinfo:2"):
         parse_sinfo_reasons("n1|drained|x\ngarbage\n", "sinfo")
+
+
+@pytest.mark.parametrize("fault", ["down", "dead", "flapping", "symbol_errors", "rcv_errors", "degraded_bandwidth",
+                                   "width_degraded", "speed_degraded", "congestion", "pause_storm", "hung",
+                                   "data_corruption", "gpu_error", "a_fault_name_nobody_shortened"])
+def test_the_reason_tag_fits_sinfo_default_column_and_names_the_fault(fault):
+    tag = fault_tag(fault, "3fa2c1")
+    assert len(tag) <= SINFO_REASON_WIDTH and tag.startswith("fd:") and tag.endswith(" 3fa2c1")
+    assert tag[3:-7] == SHORT_FAULTS.get(fault, fault)[:10]
+
+
+def test_the_same_fault_gets_the_same_reason_tag_in_the_next_sweep_whatever_its_number():
+    one = make_report(bad_hosts=["node0003"])
+    two = make_report(bad_hosts=["node0001", "node0003"])  # node0003's finding is F002 now
+    (a,), _ = plan_drain(one)
+    b = {x.node: x for x in plan_drain(two)[0]}["node0003"]
+    assert one.findings[0].id != next(f.id for f in two.findings if f.node_ids == ["node0003"])
+    assert a.reason[:SINFO_REASON_WIDTH] == b.reason[:SINFO_REASON_WIDTH]
+
+
+@pytest.mark.parametrize(("reason", "ours"), [
+    ("fd:down 3fa2c1 nic down", True), ("fabricdoc: nic down [F001]", True), ("  fd:x", True),
+    ("RMA ticket 4711 - bad DIMM", False), ("admin: fd:down copied", False), ("", False), ("Not responding", False),
+])
+def test_only_reasons_fabricdoc_wrote_are_ours(reason, ours):
+    assert is_ours(reason) is ours

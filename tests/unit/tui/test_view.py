@@ -133,6 +133,8 @@ def test_evidence_shows_counters_states_flaps_slow_tests_and_gpu_problems(report
     lossy = text("symbol_errors")
     assert "leaf01[5] symbol_errors Δ 10 (1/s) over 10 s raw: SymbolErrorCounter" in lossy
     assert "ends leaf01[5] ↔ spine01[1]" in lossy
+    lossy_finding = index.findings[finding_id(report, "symbol_errors")]
+    assert f"key {lossy_finding.key}" in lossy and lossy_finding.key.endswith(":symbol_errors")
     down = text("down")
     assert f"{CLICK_LABEL}[1] Down Polling (iblinkinfo)" in down
     flapping = text("flapping")
