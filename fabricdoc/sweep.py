@@ -30,6 +30,7 @@ from fabricdoc.model.records import Observations, PairResult
 from fabricdoc.model.times import now_iso
 from fabricdoc.model.topology import Fabric
 from fabricdoc.report.coverage import Planned, cabled_ports, host_ports
+from fabricdoc.report.drain_policy import DrainPolicy
 from fabricdoc.report.report import Report
 
 # progress(stage, done, total): stage is a short word ("plan", "bandwidth", "counters"...).
@@ -65,6 +66,7 @@ class SweepConfig:
     backend: str = "gloo"
     slow_ratio: float = 0.80
     nccl_tests: str | None = None  # path to sendrecv_perf / all_reduce_perf: run those instead of bwtest
+    drain_policy: DrainPolicy | None = None  # None: the default policy (cap only)
 
 
 class Measure(Protocol):
@@ -175,6 +177,7 @@ def run_sweep(cfg: SweepConfig, progress: Progress | None = None) -> Report:
     report.started_at = started_at
     if state.run_id:
         report.run_id = state.run_id
+    hold_drains(report, cfg.drain_policy, cfg.history)
     rates: dict[str, Any] = {}
     if cfg.history:
         from fabricdoc.impact.jobcost import observed_rates
@@ -203,6 +206,7 @@ def _partial(cfg: SweepConfig, state: _Progress, options: Options, started: floa
     report = Report.build(fabric, findings, obs, duration_s=round(time.monotonic() - started, 3),
                           include_topology=cfg.include_topology, thresholds=options.thresholds(),
                           planned=state.planned, interrupted=True)
+    hold_drains(report, cfg.drain_policy, None)
     report.started_at = started_at
     if state.run_id:
         report.run_id = state.run_id
@@ -371,8 +375,28 @@ def _roce(cfg: SweepConfig, progress: Progress, options: Options, state: _Progre
 # -- saved records ----------------------------------------------------------------------
 
 
+def hold_drains(report: Report, policy: DrainPolicy | None, history: str | None) -> None:
+    """Pass the report's drain list through the drain policy (the default one when None); the
+    earlier sweeps it confirms against come from ``history``. A history that cannot be read
+    is a report error, and nothing unconfirmed drains."""
+    from fabricdoc.scheduler.hostlists import expand_hostlist
+
+    policy = policy or DrainPolicy()
+    seen: list[set[str]] | None = None
+    if history and policy.confirm_window > 1:
+        from fabricdoc.report.history import History
+
+        try:
+            with History(history) as store:
+                seen = store.recent_keys(str(report.fabric.get("name")), policy.confirm_window - 1)
+        except FabricdocError as exc:
+            report.errors.append(f"history (drain confirmation): {exc}")
+    report.hold_drains(policy, seen, expand_hostlist)
+
+
 def analyze(fabric: Fabric, obs: Observations, options: Options | None = None,
-            include_topology: bool = True, planned: Planned | None = None) -> Report:
+            include_topology: bool = True, planned: Planned | None = None,
+            drain_policy: DrainPolicy | None = None, history: str | None = None) -> Report:
     """The pipeline over saved observations: align them with the fabric, localize, build the report.
 
     ``planned`` says what the records should cover (every host's records, say); what
@@ -381,5 +405,7 @@ def analyze(fabric: Fabric, obs: Observations, options: Options | None = None,
     obs = align(fabric, obs)
     options = options or Options()
     findings = localize(fabric, obs, options)
-    return Report.build(fabric, findings, obs, include_topology=include_topology, thresholds=options.thresholds(),
-                        planned=planned)
+    report = Report.build(fabric, findings, obs, include_topology=include_topology,
+                          thresholds=options.thresholds(), planned=planned)
+    hold_drains(report, drain_policy, history)
+    return report

@@ -35,6 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="saved forwarding tables so paths follow the LFTs: ibroute of every switch (concatenated), "
                    "dump_fts, or ibdiagnet2.fdbs")
     a.add_judging(p)
+    a.add_drain_policy(p)
+    a.add_history(p)
     a.add_output(p)
     a.add_json(p)
     a.add_no_topology(p)
@@ -77,7 +79,8 @@ def run(args: argparse.Namespace) -> int:
         options.rules = load_rules(args.rules)
     planned = Planned(hosts=hosts, ports=ports or None)
     report = analyze(fabric, Observations.merged(parts), options, include_topology=not args.no_topology,
-                     planned=planned)
+                     planned=planned,
+                     drain_policy=a.drain_policy_of(args), history=args.history)
     return emit_report(report, args)
 
 

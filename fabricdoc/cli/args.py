@@ -82,6 +82,59 @@ def add_judging(p: argparse.ArgumentParser) -> None:
                    "hosts limit bandwidth themselves, e.g. gloo on a few CPU cores)")
 
 
+def add_max_report_age(p: argparse.ArgumentParser) -> None:
+    """``--max-report-age-h``: how old a report may be and still be acted on."""
+    from fabricdoc.scheduler.freshness import DEFAULT_MAX_AGE_H
+
+    p.add_argument("--max-report-age-h", type=float, default=None, metavar="H",
+                   help=f"refuse a report older than H hours (default {DEFAULT_MAX_AGE_H:g}; 0: no limit); "
+                   "one dated in the future is always refused")
+
+
+def max_report_age(args: argparse.Namespace) -> float:
+    """--max-report-age-h, or the default when not given."""
+    from fabricdoc.scheduler.freshness import DEFAULT_MAX_AGE_H
+
+    value = getattr(args, "max_report_age_h", None)
+    if value is None:
+        return DEFAULT_MAX_AGE_H
+    if not value >= 0:  # also NaN
+        from fabricdoc.errors import ConfigError
+
+        raise ConfigError(f"--max-report-age-h {value:g} must be 0 (no age limit) or more hours")
+    return float(value)
+
+
+def add_apply(p: argparse.ArgumentParser) -> None:
+    """``--apply``: make the printed changes; without it nothing is changed."""
+    p.add_argument("--apply", action="store_true", help="run the printed commands (default: only print them)")
+
+
+def add_comment_only(p: argparse.ArgumentParser) -> None:
+    """``--comment-only``: Slurm node comments instead of drains (drain writes them, resume clears them)."""
+    p.add_argument("--comment-only", action="store_true",
+                   help="comment-only mode: fabricdoc's word goes in the node's comment (scontrol update "
+                   "comment=...), never its state; resume clears fabricdoc's comments")
+
+
+def add_drain_policy(p: argparse.ArgumentParser) -> None:
+    """The brakes on the drain list (see fabricdoc/report/drain_policy.py)."""
+    p.add_argument("--drain-policy", metavar="FILE",
+                   help="TOML drain policy: mode (drain|comment), max_drain or min_cap/cap_pct (default "
+                   "max(4, 0.5%% of hosts) per sweep), confirm_sweeps of confirm_window (with --history), "
+                   "maintenance = [hostlists or NODE/PORT]; held-back drains are listed in the report")
+
+
+def drain_policy_of(args: argparse.Namespace) -> Any:
+    """The DrainPolicy of --drain-policy, or None (the default policy)."""
+    path = getattr(args, "drain_policy", None)
+    if not path:
+        return None
+    from fabricdoc.report.drain_policy import load_drain_policy
+
+    return load_drain_policy(path)
+
+
 def add_no_topology(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-topology", action="store_true", help="leave the fabric's topology out of the JSON report")
 

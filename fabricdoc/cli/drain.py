@@ -8,10 +8,31 @@ from fabricdoc.cli import args as a
 from fabricdoc.cli.slurmargs import NAME_HELP, add_slurm_args
 
 EPILOG = NAME_HELP + """
+never over an admin:
+  Slurm is asked first (sinfo -N, scontrol show res). A node that is already
+  drained, draining or down, carries someone else's reason, or sits in an active
+  reservation (maintenance included) is left alone and listed; a node Slurm does
+  not know is refused. Without --apply a Slurm that cannot be asked gives the
+  commands unchecked, with a warning; with --apply it is an error.
+
+the reason:
+  fd:<fault> <tag> <details>: the fault and a 6-hex tag of the finding's stable
+  key fit sinfo -R's default 20-character column (fd:symbol_err 3fa2c1 ...); the
+  same fault on the same part has the same tag in every sweep. Only reasons
+  starting fd: (or fabricdoc:) are fabricdoc's: resume never touches others.
+
+drain policy:
+  The report's drain list already went through the sweep's drain policy (cap,
+  confirmation, maintenance list; see --drain-policy of sweep/analyze): what it
+  held back is listed and never drained. --comment-only (or mode = "comment" in
+  the report's policy) writes the reason as the node's comment instead of
+  draining it.
+
 exit codes:
-  0  nothing to drain
+  0  nothing to drain (or everything left alone)
   1  hosts to drain (printed, or drained with --apply)
-  2  could not run: unreadable report, a refused node name, or an scontrol failure
+  2  could not run: unreadable report, Slurm unreachable with --apply, a refused
+     node name, or an scontrol failure
 """
 
 
@@ -20,26 +41,35 @@ def register(sub: argparse._SubParsersAction) -> None:
         "drain",
         help="print (or --apply) scontrol commands that drain the report's faulty hosts",
         description="Print the 'scontrol update nodename=N state=drain reason=\"fd:<fault> <tag> ...\"' "
-        "command for every host in the report's drain list. Nothing is changed without --apply. "
-        "The reason starts with the fault and a 6-hex tag of the finding's stable key, within "
-        "sinfo -R's 20-character column (fd:symbol_err 3fa2c1 ...).",
+        "command for every host in the report's drain list that Slurm has in service. Nothing is "
+        "changed without --apply.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     a.add_report(p)
     add_slurm_args(p)
+    a.add_comment_only(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from fabricdoc.cli.common import name_map
-    from fabricdoc.cli.slurmargs import emit, slurm_tools
+    from fabricdoc.cli.slurmargs import emit, mode_of, slurm_now
     from fabricdoc.report.report import Report
     from fabricdoc.scheduler import slurm
+    from fabricdoc.scheduler.freshness import staleness
 
     report = Report.load(a.report_path(args))
-    actions, skipped = slurm.plan_drain(report, name_map(args), scontrol=args.scontrol)
-    results = slurm.apply(actions, slurm_tools(args).run) if args.apply else None
+    mode = mode_of(args, report)
+    stale = staleness(report.generated_at, a.max_report_age(args))
+    if stale:
+        from fabricdoc.errors import ConfigError
+
+        raise ConfigError(f"{a.report_path(args)}: {stale}: nothing drained")
+    tools, now = slurm_now(args, "drain", comments=mode == "comment")
+    actions, skipped = slurm.plan_drain(report, name_map(args), scontrol=args.scontrol, now=now, mode=mode)
+    skipped += [slurm.Skipped(h.node, None, f"held back by the drain policy: {h.why}") for h in report.drain_held]
+    results = slurm.apply(actions, tools.run) if args.apply else None
     emit("drain", actions, skipped, results, args.json)
     if any(s.refused for s in skipped) or (results and not all(r.ok for r in results)):
         return 2

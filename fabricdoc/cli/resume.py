@@ -10,15 +10,17 @@ from fabricdoc.cli.slurmargs import NAME_HELP, add_slurm_args
 EPILOG = NAME_HELP + """
 which nodes:
   Without --since, the candidates are the nodes Slurm lists as drained with a
-  reason starting 'fd:' (or 'fabricdoc:', as earlier versions wrote; read with
-  sinfo -R); an admin's own drains are
-  never touched. With --since EARLIER.json, the candidates are that report's
-  drain list (with --apply they are still checked against sinfo -R). A node is
-  resumed only when the later report tested it and no longer drains it.
+  reason starting 'fd:' (or 'fabricdoc:', as earlier versions wrote), read with
+  sinfo. With --since EARLIER.json, the candidates are that report's drain list.
+  Either way a node is resumed only when, now, its reason is still fabricdoc's
+  own (an admin's drain, even of a node fabricdoc once drained, is never
+  touched), the later report tested it and no longer drains it, and the later
+  report saw everything it planned (an incomplete sweep resumes nothing).
+  --comment-only clears fabricdoc's comments instead (see drain --comment-only).
 
 exit codes:
   0  commands printed or applied (or nothing to resume)
-  2  could not run: unreadable report, sinfo failed, refused name, scontrol failure
+  2  could not run: unreadable or stale report, sinfo failed, refused name, scontrol failure
 """
 
 
@@ -34,35 +36,34 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_report(p)
     p.add_argument("--since", metavar="EARLIER", help="earlier report whose drain list gives the candidates")
     add_slurm_args(p)
+    a.add_comment_only(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from fabricdoc.cli.common import name_map
-    from fabricdoc.cli.slurmargs import emit, slurm_tools
+    from fabricdoc.cli.slurmargs import emit, mode_of, slurm_now
+    from fabricdoc.errors import ConfigError
     from fabricdoc.report.report import Report
     from fabricdoc.scheduler import slurm
+    from fabricdoc.scheduler.freshness import staleness
 
     later = Report.load(a.report_path(args))
+    stale = staleness(later.generated_at, a.max_report_age(args))
+    if stale:
+        raise ConfigError(f"{a.report_path(args)}: {stale}: nothing resumed")
     names = name_map(args)
-    tools = slurm_tools(args)
-    current = None
+    mode = mode_of(args, later)
+    tools, now = slurm_now(args, "resume", comments=mode == "comment", required=True)
     if args.since:
         earlier = Report.load(args.since)
         candidates = [names.to_slurm(d.node) for d in earlier.drain]
+    elif mode == "comment":
+        candidates = sorted(n for n, node in now.items() if slurm.is_ours(node.comment))
     else:
-        current = tools.reasons()
-        candidates = slurm.fabricdoc_drained(current)
-    actions, skipped = slurm.plan_resume(later, candidates, names, scontrol=args.scontrol)
-    results = None
-    if args.apply:
-        if current is None:
-            current = tools.reasons()
-        ours = set(slurm.fabricdoc_drained(current))
-        for act in [x for x in actions if x.node not in ours]:
-            actions.remove(act)
-            skipped.append(slurm.Skipped(act.fabric_name, act.node, "not drained by fabricdoc in Slurm now: left alone"))
-        results = slurm.apply(actions, tools.run)
+        candidates = sorted(n for n, node in now.items() if slurm.is_ours(node.reason))
+    actions, skipped = slurm.plan_resume(later, candidates, names, scontrol=args.scontrol, now=now, mode=mode)
+    results = slurm.apply(actions, tools.run) if args.apply else None
     emit("resume", actions, skipped, results, args.json)
     if any(s.refused for s in skipped) or (results and not all(r.ok for r in results)):
         return 2

@@ -21,10 +21,11 @@ NAME_HELP = """node names:
 
 def add_slurm_args(p: argparse.ArgumentParser) -> None:
     a.add_names(p)
-    p.add_argument("--apply", action="store_true", help="run the scontrol commands (default: only print them)")
+    a.add_apply(p)
     p.add_argument("--scontrol", default="scontrol", metavar="PATH", help="scontrol to run (default: from PATH)")
     p.add_argument("--sinfo", default="sinfo", metavar="PATH", help="sinfo to run (default: from PATH)")
     p.add_argument("--slurm-conf", metavar="FILE", help="slurm.conf for the commands (sets SLURM_CONF)")
+    a.add_max_report_age(p)
     a.add_timeout(p, 30.0)
     a.add_json(p)
 
@@ -32,7 +33,40 @@ def add_slurm_args(p: argparse.ArgumentParser) -> None:
 def slurm_tools(args: argparse.Namespace) -> Any:
     from fabricdoc.sources.slurm import SlurmTools
 
-    return SlurmTools(sinfo=args.sinfo, timeout_s=args.timeout, slurm_conf=args.slurm_conf)
+    return SlurmTools(sinfo=args.sinfo, scontrol=args.scontrol, timeout_s=args.timeout, slurm_conf=args.slurm_conf)
+
+
+def mode_of(args: argparse.Namespace, report: Any) -> str:
+    """"comment" with --comment-only or when the report's drain policy says so, else "drain"."""
+    if getattr(args, "comment_only", False):
+        return "comment"
+    return str((report.drain_policy or {}).get("mode", "drain"))
+
+
+def slurm_now(args: argparse.Namespace, command: str, comments: bool = False,
+              required: bool = False) -> tuple[Any, dict[str, Any] | None]:
+    """The Slurm tools and what Slurm says about its nodes now (states, reasons, reservations,
+    comments). Without --apply (and unless ``required``) a Slurm that cannot be asked gives None
+    and a warning: the printed commands are then not checked against an admin's drains."""
+    from fabricdoc.errors import FabricdocError
+    from fabricdoc.model.text import escape
+    from fabricdoc.scheduler.hostlists import expand_hostlist
+    from fabricdoc.scheduler.slurm import NodeNow
+    from fabricdoc.scheduler.slurm import slurm_now as join
+
+    tools = slurm_tools(args)
+    try:
+        now = join(tools.nodes(), tools.reservations(), lambda expr: expand_hostlist(expr, "reservation"))
+        if comments:
+            notes = tools.comments()
+            now = {n: NodeNow(v.state, v.reason, notes.get(n, ""), v.reservation) for n, v in now.items()}
+    except FabricdocError as exc:
+        if args.apply or required:
+            raise
+        print(f"fabricdoc {command}: warning: cannot ask Slurm ({escape(str(exc))}): these commands are NOT "
+              "checked against nodes an admin drained, downed or reserved", file=sys.stderr)
+        return tools, None
+    return tools, now
 
 
 def emit(command: str, actions: list[Any], skipped: list[Any], results: list[Any] | None, as_json: bool) -> None:
@@ -60,7 +94,8 @@ def emit(command: str, actions: list[Any], skipped: list[Any], results: list[Any
         if s.refused:
             print(f"fabricdoc {command}: refused: {escape(s.why)}", file=sys.stderr)
         else:
-            print(f"fabricdoc {command}: kept {escape(s.node)}: {escape(s.why)}", file=sys.stderr)
+            verb = "not drained" if command == "drain" else "kept"
+            print(f"fabricdoc {command}: {verb} {escape(s.node or s.fabric_name)}: {escape(s.why)}", file=sys.stderr)
     if results is None:
         for act in actions:
             print(act.display())

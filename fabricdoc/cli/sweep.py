@@ -60,6 +60,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--resume", action="store_true",
                    help="continue the sweep in --journal: skip its finished tests (refused for another plan)")
     a.add_history(p)
+    a.add_drain_policy(p)
     a.add_output(p)
     a.add_json(p)
     a.add_no_topology(p)
@@ -81,7 +82,7 @@ def config_from_args(args: argparse.Namespace):
         hosts=[h for h in args.hosts.split(",") if h] if args.hosts else None, launcher=args.launcher,
         bandwidth=not args.no_bandwidth, test_timeout_s=args.test_timeout, size_bytes=args.size,
         backend=args.backend, journal=args.journal, resume=args.resume, slow_ratio=args.slow_ratio,
-        nccl_tests=args.nccl_tests,
+        nccl_tests=args.nccl_tests, drain_policy=a.drain_policy_of(args),
     )
 
 

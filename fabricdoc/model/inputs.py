@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from fabricdoc.errors import ConfigError, ParseError
 
 MAX_INPUT_BYTES = int(os.environ.get("FABRICDOC_MAX_INPUT_BYTES", str(1 << 30)))
 MAX_DEPTH = 64
+T = TypeVar("T")
 
 
 def decode(data: bytes, source: str) -> str:
@@ -148,6 +150,24 @@ def loads_toml(text: str, source: str) -> dict[str, Any]:
         raise ConfigError(f"{source}: not valid TOML: {exc}") from None
     except (ValueError, RecursionError) as exc:
         raise ConfigError(f"{source}: not valid TOML: {exc}") from None
+
+
+def settings_from(cls: type[T], data: dict[str, Any], where: str, base: T | None = None,
+                  lists: tuple[str, ...] = ()) -> T:
+    """A settings dataclass from plain keys (a TOML table, CLI overrides): unknown keys and non-list
+    values of ``lists`` are ConfigErrors naming ``where``; the result is ``base`` with the keys
+    replaced, then ``.validate(where)``-ed."""
+    allowed = {f.name for f in fields(cls)}  # type: ignore[arg-type]
+    unknown = sorted(set(data) - allowed)
+    if unknown:
+        raise ConfigError(f"{where}: unknown key {unknown[0]!r} (allowed: {', '.join(sorted(allowed))})")
+    values = dict(data)
+    for key in lists:
+        if key in values:
+            if not isinstance(values[key], list | tuple):
+                raise ConfigError(f"{where}: key {key!r} must be a list")
+            values[key] = tuple(values[key])
+    return replace(base or cls(), **values).validate(where)  # type: ignore[attr-defined]
 
 
 def load_yaml(text: str, source: str) -> Any:

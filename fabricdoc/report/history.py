@@ -163,6 +163,20 @@ class History:
         return sid
 
     # -- reading -----------------------------------------------------------------
+    def recent_keys(self, fabric: str, n: int) -> list[set[str]]:
+        """The finding keys of the newest ``n`` sweeps of ``fabric``, newest first (drain confirmation)."""
+        if n <= 0:
+            return []
+        ids = [r[0] for r in self.db.execute(
+            "SELECT id FROM sweeps WHERE fabric = ? ORDER BY at DESC, id DESC LIMIT ?", (fabric, n))]
+        keys: dict[int, set[str]] = {sid: set() for sid in ids}
+        if ids:
+            marks = ",".join("?" * len(ids))
+            for sid, comp, fault in self.db.execute(
+                    f"SELECT sweep_id, component, fault FROM findings WHERE sweep_id IN ({marks})", ids):  # noqa: S608
+                keys[sid].add(f"{comp}:{fault}")  # component is stored as kind:component
+        return [keys[sid] for sid in ids]
+
     def sweeps(self) -> pd.DataFrame:
         """One row per sweep, oldest first: id, at (epoch s), generated_at, fabric, verdict, hosts, switches, links."""
         return pd.read_sql_query("SELECT * FROM sweeps ORDER BY at, id", self.db)

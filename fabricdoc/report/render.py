@@ -112,4 +112,13 @@ def summary_text(report: Report, evidence_per_finding: int = 3) -> str:
             lines.append(f"  {safe(d.node)}: {safe(d.reason)}")
     else:
         lines.append("drain: none")
+    if report.drain_held:
+        mode = (report.drain_policy or {}).get("mode", "drain")
+        lines.append(f"held back by the drain policy ({len(report.drain_held)} hosts, not drained):")
+        for h in report.drain_held:
+            lines.append(f"  {safe(h.node)}: {safe(h.why)}")
+        if mode == "comment":
+            lines.append("  (comment-only mode: the drain list is annotated in Slurm, not drained)")
+    elif (report.drain_policy or {}).get("mode") == "comment":
+        lines.append("drain policy: comment-only (nodes are annotated, not drained)")
     return "\n".join(lines)

@@ -26,6 +26,7 @@ from fabricdoc.model.topology import Fabric
 from fabricdoc.report.coverage import Coverage, Planned
 from fabricdoc.report.coverage import measure as measure_coverage
 from fabricdoc.report.drain import DrainEntry, drain_list
+from fabricdoc.report.drain_policy import DrainPolicy, Held, apply_drain_policy
 from fabricdoc.report.files import write_atomic
 
 SCHEMA_ID = "fabricdoc.report/v1"
@@ -59,6 +60,8 @@ class Report:
     producer: str = field(default_factory=_producer)
     started_at: str | None = None
     errors: list[str] = field(default_factory=list)
+    drain_held: list[Held] = field(default_factory=list)  # drains a drain policy held back, with why
+    drain_policy: dict[str, Any] | None = None  # the policy the drain list went through, when one did
 
     @property
     def slow_ratio(self) -> float:
@@ -129,6 +132,8 @@ class Report:
             "errors": self.errors,
             "findings": [f.to_dict() for f in self.findings],
             "drain": [asdict(d) for d in self.drain],
+            "drain_held": [asdict(h) for h in self.drain_held],
+            "drain_policy": self.drain_policy,
             "tests": self.tests,
             "probes": self.probes,
             "pairs": self.pairs,
@@ -160,6 +165,8 @@ class Report:
             coverage=data.get("coverage") or Coverage().to_dict(),
             findings=[Finding.from_dict(f, source) for f in data["findings"]],
             drain=[DrainEntry(**d) for d in data["drain"]],
+            drain_held=[Held(**h) for h in data.get("drain_held", [])],
+            drain_policy=data.get("drain_policy"),
             tests=data["tests"],
             probes=data.get("probes", []),
             pairs=data.get("pairs", []),
@@ -175,6 +182,15 @@ class Report:
 
     def save(self, path: str | Path) -> Path:
         return write_atomic(path, self.to_json() + "\n")
+
+    def hold_drains(self, policy: DrainPolicy, seen_before: list[set[str]] | None = None,
+                    expand: Any = None) -> None:
+        """Pass the drain list through ``policy`` (see :mod:`fabricdoc.report.drain_policy`):
+        what it holds back moves to ``drain_held`` with the reason; the policy is recorded."""
+        hosts = int(self.fabric.get("hosts") or 0)
+        self.drain, held = apply_drain_policy(self.drain, self.findings, policy, hosts, seen_before, expand)
+        self.drain_held.extend(held)
+        self.drain_policy = {**policy.to_dict(), "cap": policy.cap(hosts)}
 
     def fabric_model(self) -> Fabric:
         """Rebuild the :class:`Fabric` from the report's topology section."""

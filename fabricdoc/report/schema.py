@@ -152,6 +152,24 @@ REPORT_SCHEMA: dict[str, Any] = {
                 },
             },
         },
+        "drain_held": {
+            "type": "array",
+            "description": "hosts the drain policy held back (maintenance list, not yet confirmed across "
+            "sweeps, over the per-sweep cap), with why: not drained, still faulty",
+            "items": {
+                "type": "object",
+                "required": ["node", "reason", "why"],
+                "properties": {
+                    "node": {"type": "string"}, "reason": {"type": "string"}, "why": {"type": "string"},
+                    "findings": {"type": "array", "items": {"type": "string"}},
+                },
+            },
+        },
+        "drain_policy": {
+            "type": ["object", "null"],
+            "description": "the drain policy the drain list went through: mode (drain or comment), cap (hosts "
+            "per sweep), confirm_sweeps of confirm_window, maintenance list",
+        },
         "tests": {
             "type": "object",
             "properties": {

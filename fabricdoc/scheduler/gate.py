@@ -11,7 +11,7 @@ figure. Policies come from flags and/or a TOML file with strict keys.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -19,12 +19,12 @@ from typing import Any
 from fabricdoc.errors import ConfigError, FabricdocError
 from fabricdoc.impact.busbw import ImpactModel
 from fabricdoc.model.findings import Finding
-from fabricdoc.model.inputs import loads_toml, read_text
+from fabricdoc.model.inputs import loads_toml, read_text, settings_from
 from fabricdoc.model.records import LinkKey, PortRef
 from fabricdoc.model.severity import SEVERITIES
 from fabricdoc.model.text import escape as _clean
-from fabricdoc.model.times import age_hours
 from fabricdoc.report.report import Report
+from fabricdoc.scheduler.freshness import DEFAULT_MAX_AGE_H, staleness
 from fabricdoc.scheduler.names import NameMap
 
 
@@ -39,7 +39,7 @@ class Policy:
     missing_impact: str = "pass"  # report without an impact section: "pass" (with a note) or "fail"
     untested_hosts: str = "fail"  # job hosts the report did not cover: "fail" or "pass"
     scope: str = "job"  # "job": the job's hosts and paths; "fabric": every finding counts
-    max_report_age_h: float | None = None  # an older report fails the gate
+    max_report_age_h: float | None = DEFAULT_MAX_AGE_H  # older (or future-dated): cannot judge; 0/None: no limit
     ignore_faults: tuple[str, ...] = ()  # fault names never counted (e.g. "congestion")
 
     def validate(self, where: str = "policy") -> Policy:
@@ -71,7 +71,6 @@ def _number(where: str, key: str, value: Any, lo: float, hi: float | None) -> No
         raise ConfigError(f"{where}: key {key!r} is {value!r}; expected {span}")
 
 
-_KEYS = {f.name for f in fields(Policy)}
 
 
 def load_policy(path: str | Path, base: Policy | None = None) -> Policy:
@@ -83,15 +82,7 @@ def load_policy(path: str | Path, base: Policy | None = None) -> Policy:
 
 def policy_from(data: dict[str, Any], where: str = "policy", base: Policy | None = None) -> Policy:
     """A Policy from plain keys (a parsed TOML file or CLI overrides), strictly checked."""
-    unknown = sorted(set(data) - _KEYS)
-    if unknown:
-        raise ConfigError(f"{where}: unknown key {unknown[0]!r} (allowed: {', '.join(sorted(_KEYS))})")
-    values = dict(data)
-    if "ignore_faults" in values:
-        if not isinstance(values["ignore_faults"], list | tuple):
-            raise ConfigError(f"{where}: key 'ignore_faults' must be a list of fault names")
-        values["ignore_faults"] = tuple(values["ignore_faults"])
-    return replace(base or Policy(), **values).validate(where)
+    return settings_from(Policy, data, where, base, lists=("ignore_faults",))
 
 
 @dataclass
@@ -163,7 +154,11 @@ def evaluate(
     names: NameMap | None = None,
     now: datetime | None = None,
 ) -> GateResult:
-    """Decide whether a job on ``hosts`` (Slurm names) may start, by ``policy``, from ``report``."""
+    """Decide whether a job on ``hosts`` (Slurm names) may start, by ``policy``, from ``report``.
+
+    A report older than the policy's ``max_report_age_h`` or dated in the future raises
+    :class:`StaleReport`: the gate cannot check on it, which is not a "no" about the hosts.
+    """
     policy = policy or Policy()
     names = names or NameMap()
     hosts = sorted(dict.fromkeys(hosts))
@@ -172,7 +167,7 @@ def evaluate(
     res = GateResult(ok=True, hosts=hosts)
     index = _HostIndex(report, names)
 
-    _check_age(report, policy, res, now)
+    _check_age(report, policy, now)
 
     # Hosts the report covered.
     job_ids: dict[str, str] = {}
@@ -253,16 +248,14 @@ def job_busbw_loss_pct(report: Report, job_nodes: list[str], basis: str = "now",
     return _loss_pct(model.busbw(None, "ring", "nominal"), got)
 
 
-def _check_age(report: Report, policy: Policy, res: GateResult, now: datetime | None) -> None:
-    if policy.max_report_age_h is None:
-        return
-    try:
-        age_h = age_hours(report.generated_at, now, "report time")
-    except ConfigError as exc:
-        res.reasons.append(f"{exc}: cannot tell its age")
-        return
-    if age_h > policy.max_report_age_h:
-        res.reasons.append(f"report is {age_h:.1f} h old (limit {policy.max_report_age_h:g} h): sweep again")
+class StaleReport(FabricdocError):
+    """A report too old, or dated in the future: nothing can be judged on it ("could not check")."""
+
+
+def _check_age(report: Report, policy: Policy, now: datetime | None) -> None:
+    stale = staleness(report.generated_at, policy.max_report_age_h, now)
+    if stale:
+        raise StaleReport(stale)
 
 
 def _ring_model(report: Report, job_ids: list[str], res: GateResult) -> ImpactModel | None:

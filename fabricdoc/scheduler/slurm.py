@@ -87,7 +87,7 @@ def sanitize_reason(text: str, head: str = REASON_TAG + "drain", limit: int = RE
 class SlurmAction:
     """One scontrol call to make: the Slurm node, why, and the exact argv."""
 
-    action: Literal["drain", "resume"]
+    action: Literal["drain", "resume", "comment", "uncomment"]
     node: str
     fabric_name: str
     reason: str
@@ -112,6 +112,55 @@ def drain_argv(node: str, reason: str, scontrol: str = "scontrol") -> tuple[str,
     return (scontrol, "update", f"nodename={check_node_name(node)}", "state=drain", f"reason={reason}")
 
 
+def comment_argv(node: str, comment: str, scontrol: str = "scontrol") -> tuple[str, ...]:
+    """Annotate without draining (comment-only mode): the node keeps running jobs."""
+    return (scontrol, "update", f"nodename={check_node_name(node)}", f"comment={comment}")
+
+
+# -- what Slurm says now -------------------------------------------------------
+
+# States a node may be drained from: in service, nobody else's decision on it.
+IN_SERVICE = frozenset({"idle", "allocated", "mixed", "completing", "planned"})
+_STATE_FLAGS = "*~#!%$@^-+"  # sinfo's suffixes: not responding, powered off, rebooting, ...
+
+
+@dataclass(frozen=True)
+class NodeNow:
+    """One node as Slurm reports it now: state, reason (``""`` for none), comment, reservation."""
+
+    state: str
+    reason: str = ""
+    comment: str = ""
+    reservation: str | None = None  # "name (FLAGS)" of an active reservation holding the node
+
+    @property
+    def base(self) -> str:
+        return self.state.rstrip(_STATE_FLAGS).lower()
+
+
+def slurm_now(nodes: Mapping[str, tuple[str, str]], reservations: Iterable[Mapping[str, str]] = (),
+              expand: Callable[[str], list[str]] | None = None) -> dict[str, NodeNow]:
+    """Node states (``SlurmTools.nodes()``) joined with the active reservations' node lists."""
+    held: dict[str, str] = {}
+    for res in reservations:
+        for node in (expand(res["nodes"]) if expand else res["nodes"].split(",")):
+            held.setdefault(node, f"{res['name']} ({res.get('flags') or 'no flags'})")
+    return {n: NodeNow(state, reason, reservation=held.get(n)) for n, (state, reason) in nodes.items()}
+
+
+def drain_blocker(now: NodeNow) -> str | None:
+    """Why fabricdoc must not drain this node (someone else's drain, down, maintenance), or None."""
+    if is_ours(now.reason):
+        return f"already {now.state} by fabricdoc ({now.reason})"
+    if now.base not in IN_SERVICE:
+        return f"{now.state} by someone else (reason: {now.reason or 'none'}): left alone"
+    if now.reason:
+        return f"carries someone else's reason ({now.reason}): left alone"
+    if now.reservation:
+        return f"in reservation {now.reservation}: left alone"
+    return None
+
+
 def resume_argv(node: str, scontrol: str = "scontrol") -> tuple[str, ...]:
     return (scontrol, "update", f"nodename={check_node_name(node)}", "state=resume")
 
@@ -121,15 +170,23 @@ def format_argv(argv: Iterable[str]) -> str:
     out = []
     for arg in argv:
         key, eq, value = arg.partition("=")
-        if eq and key == "reason" and not _REASON_OK.search(value):
-            out.append(f'reason="{value}"')  # the sanitized charset has nothing a shell expands
+        if eq and key in ("reason", "comment") and not _REASON_OK.search(value):
+            out.append(f'{key}="{value}"')  # the sanitized charset has nothing a shell expands
         else:
             out.append(shlex.quote(arg))
     return " ".join(out)
 
 
-def plan_drain(report: Report, names: NameMap | None = None, scontrol: str = "scontrol") -> tuple[list[SlurmAction], list[Skipped]]:
-    """The drain commands for a report's drain list; unsafe names come back refused, not planned."""
+def plan_drain(report: Report, names: NameMap | None = None, scontrol: str = "scontrol",
+               now: Mapping[str, NodeNow] | None = None, mode: str = "drain",
+               ) -> tuple[list[SlurmAction], list[Skipped]]:
+    """The drain (or, in comment mode, comment) commands for a report's drain list.
+
+    With ``now`` (what Slurm says about its nodes), a node already drained, down,
+    in maintenance or reserved, or carrying someone else's reason, is left alone
+    and listed as skipped; a node Slurm does not know is refused. Unsafe names are
+    refused, never planned.
+    """
     names = names or NameMap()
     by_key = {f.key: f for f in report.findings}
     actions: list[SlurmAction] = []
@@ -145,6 +202,16 @@ def plan_drain(report: Report, names: NameMap | None = None, scontrol: str = "sc
         if node in seen:
             continue
         seen.add(node)
+        if now is not None:
+            if node not in now:
+                skipped.append(Skipped(entry.node, node, f"Slurm has no node {node!r} (check --map/--host-rule)",
+                                       refused=True))
+                continue
+            blocker = drain_blocker(now[node]) if mode == "drain" else (
+                f"already annotated by fabricdoc ({now[node].comment})" if is_ours(now[node].comment) else None)
+            if blocker:
+                skipped.append(Skipped(entry.node, node, blocker))
+                continue
         keys = tuple(entry.findings)
         found = [by_key[k] for k in keys if k in by_key]
         worst = max(found, key=lambda f: (f.severity.rank, f.confidence), default=None)
@@ -152,7 +219,10 @@ def plan_drain(report: Report, names: NameMap | None = None, scontrol: str = "sc
         others = [f.tag for f in found if f is not worst]
         why = entry.reason + (f" [+{','.join(others)}]" if others else "")
         reason = sanitize_reason(why, head)
-        actions.append(SlurmAction("drain", node, entry.node, reason, keys, drain_argv(node, reason, scontrol)))
+        if mode == "comment":
+            actions.append(SlurmAction("comment", node, entry.node, reason, keys, comment_argv(node, reason, scontrol)))
+        else:
+            actions.append(SlurmAction("drain", node, entry.node, reason, keys, drain_argv(node, reason, scontrol)))
     return actions, skipped
 
 
@@ -172,14 +242,21 @@ def plan_resume(
     candidates: Iterable[str],
     names: NameMap | None = None,
     scontrol: str = "scontrol",
+    now: Mapping[str, NodeNow] | None = None,
+    mode: str = "drain",
 ) -> tuple[list[SlurmAction], list[Skipped]]:
-    """Resume the candidate Slurm nodes the later report no longer drains and did test.
+    """Resume (or un-comment) the candidate Slurm nodes the later report no longer drains and did test.
 
     ``candidates`` are Slurm node names (fabricdoc's drained nodes from
     ``sinfo -R``, or an earlier report's drain list mapped). A node still in
-    the later drain list, or absent from the later report's hosts, stays drained.
+    the later drain list, or absent from the later report's hosts, stays drained;
+    a later report that did not see everything it planned resumes nothing. With
+    ``now``, only a node whose reason (comment, in comment mode) is fabricdoc's
+    own is resumed: an admin's drain is never touched.
     """
     names = names or NameMap()
+    coverage = later.coverage or {}
+    blind = coverage.get("complete", True) is False
     still = {names.to_slurm(d.node): d for d in later.drain}
     tested_fabric = report_hosts(later)
     tested = None if tested_fabric is None else {names.to_slurm(h): h for h in tested_fabric}
@@ -191,9 +268,21 @@ def plan_resume(
         except UnsafeNodeName as exc:
             skipped.append(Skipped(node, node, str(exc), refused=True))
             continue
+        if now is not None:
+            mine = now[node].comment if mode == "comment" and node in now else now[node].reason if node in now else ""
+            if not is_ours(mine):
+                what = "comment" if mode == "comment" else "drain"
+                why = (f"Slurm has no node {node!r}" if node not in now else
+                       f"its {what} is not fabricdoc's now ({now[node].state}, {mine or 'no reason'}): left alone")
+                skipped.append(Skipped(node, node, why))
+                continue
         if node in still:
             d = still[node]
             skipped.append(Skipped(d.node, node, f"still faulty in the later report: {d.reason}"))
+            continue
+        if blind:
+            skipped.append(Skipped(node, node, f"the later report did not see everything it planned "
+                                   f"({coverage.get('not_seen_count', '?')} not seen): kept until a complete sweep"))
             continue
         if tested is None:
             skipped.append(Skipped(node, node, "the later report has no topology, so it cannot show this node was tested"))
@@ -201,7 +290,10 @@ def plan_resume(
         if node not in tested:
             skipped.append(Skipped(node, node, "not in the later report's fabric: not tested, kept drained"))
             continue
-        actions.append(SlurmAction("resume", node, tested[node], "", (), resume_argv(node, scontrol)))
+        if mode == "comment":
+            actions.append(SlurmAction("uncomment", node, tested[node], "", (), comment_argv(node, "", scontrol)))
+        else:
+            actions.append(SlurmAction("resume", node, tested[node], "", (), resume_argv(node, scontrol)))
     return actions, skipped
 
 

@@ -6,6 +6,14 @@ Slurm, through the probes' exec seam.
 
 from __future__ import annotations
 
-from fabricdoc.probes.slurm import SlurmTools, parse_sinfo_reasons
+from fabricdoc.probes.slurm import (
+    SlurmTools,
+    parse_job_nodelist,
+    parse_reservations,
+    parse_sinfo_comments,
+    parse_sinfo_nodes,
+    parse_sinfo_reasons,
+)
 
-__all__ = ["SlurmTools", "parse_sinfo_reasons"]
+__all__ = ["SlurmTools", "parse_job_nodelist", "parse_reservations", "parse_sinfo_comments", "parse_sinfo_nodes",
+           "parse_sinfo_reasons"]

@@ -95,15 +95,28 @@ def test_node_name_with_shell_metacharacters_is_refused_and_never_executed(slurm
     assert set(slurm.reasons()) == {"fdsl-node0001"}
 
 
-def test_scontrol_failure_on_an_unknown_node_is_reported_and_the_rest_still_run(slurm, report_file, capsys):
+def test_a_node_slurm_does_not_know_is_refused_and_the_rest_still_drain(slurm, report_file, capsys):
     rep = report_file(bad_hosts=["node0001", "node0002"])
-    # Map node0002 to a name Slurm does not know: that call fails, node0001 still drains.
+    # Map node0002 to a name Slurm does not know: refused before any scontrol, node0001 still drains.
     mapfile = rep.parent / "map.txt"
     mapfile.write_text("# fabric  slurm\nnode0002 fdsl-nosuch\n")
     assert main(["drain", str(rep), "--map", str(mapfile), *_args(slurm, "--apply")]) == 2
-    out = capsys.readouterr().out
-    assert "fdsl-nosuch" in out and "FAILED" in out and "Invalid node name" in out
+    captured = capsys.readouterr()
+    assert "refused: Slurm has no node 'fdsl-nosuch'" in captured.err
+    assert "fdsl-nosuch" not in captured.out
     assert set(slurm.reasons()) == {"fdsl-node0001"}
+
+
+def test_an_scontrol_update_that_fails_is_reported_per_node_and_exits_2(slurm, report_file, tmp_path, capsys):
+    # An scontrol that reads like the real one but refuses updates, as one without operator rights does.
+    refusing = tmp_path / "scontrol"
+    refusing.write_text('#!/bin/bash\n[ "$1" = update ] && { echo "slurm_update error: Access/permission denied" >&2; '
+                        'exit 1; }\nexec scontrol "$@"\n')
+    refusing.chmod(0o755)
+    rep = report_file(bad_hosts=["node0001"])
+    assert main(["drain", str(rep), *_args(slurm, "--apply", "--scontrol", str(refusing))]) == 2
+    assert "# FAILED (slurm_update error: Access/permission denied)" in capsys.readouterr().out
+    assert slurm.reasons() == {}
 
 
 def test_a_real_demo_sweep_report_drains_its_hosts_in_slurm(slurm, tmp_path, capsys):
@@ -121,3 +134,72 @@ def test_a_real_demo_sweep_report_drains_its_hosts_in_slurm(slurm, tmp_path, cap
     reasons = slurm.reasons()
     assert set(reasons) == set(mapping.values())
     assert all(r.startswith("fd:") and len(r.split(" ", 2)[1]) == 6 for r in reasons.values())
+
+
+def test_an_admins_drain_is_never_overwritten_nor_resumed(slurm, report_file, capsys):
+    """The RMA case: an admin drained node0001 by hand; a sweep finds it and node0002 faulty, a later clean
+    sweep comes. The admin's reason survives both and the node stays drained; node0002 goes and comes back."""
+    rma = "RMA ticket 4711 - bad DIMM"
+    slurm.run("scontrol", "update", "nodename=fdsl-node0001", "state=drain", f"reason={rma}")
+    bad = report_file("bad.json", bad_hosts=["node0001", "node0002"])
+    assert main(["drain", str(bad), *_args(slurm, "--apply")]) == 1
+    err = capsys.readouterr().err
+    assert f"not drained fdsl-node0001: drained by someone else (reason: {rma}): left alone" in err
+    reasons = slurm.reasons()
+    assert reasons["fdsl-node0001"] == rma and reasons["fdsl-node0002"].startswith("fd:down ")
+    clean = report_file("clean.json")
+    assert main(["resume", str(clean), *_args(slurm, "--apply")]) == 0
+    assert slurm.reasons() == {"fdsl-node0001": rma}
+    assert slurm.states()["fdsl-node0001"] == "drained"
+    # Asked by name (--since the bad report), resume still leaves the admin's node alone.
+    assert main(["resume", str(clean), "--since", str(bad), *_args(slurm, "--apply")]) == 0
+    assert slurm.reasons() == {"fdsl-node0001": rma}
+
+
+def test_a_node_in_a_maintenance_reservation_or_down_is_left_alone(slurm, report_file, capsys):
+    slurm.run("scontrol", "create", "reservation", "reservationname=fd_maint", "users=root", "starttime=now",
+              "duration=30", "nodes=fdsl-node0003", "flags=maint")
+    try:
+        slurm.run("scontrol", "update", "nodename=fdsl-node0004", "state=down", "reason=admin | cable swap")
+        rep = report_file(bad_hosts=["node0003", "node0004"])
+        assert main(["drain", str(rep), *_args(slurm, "--apply")]) == 0  # nothing of its own to do
+        err = capsys.readouterr().err
+        assert "in reservation fd_maint (MAINT,SPEC_NODES): left alone" in err
+        assert "down by someone else (reason: admin | cable swap): left alone" in err
+        assert slurm.reasons() == {"fdsl-node0004": "admin | cable swap"}
+    finally:
+        slurm.run("scontrol", "delete", "reservationname=fd_maint", check=False)
+
+
+def test_comment_only_mode_annotates_without_draining_and_clears_its_own_comments(slurm, report_file):
+    def comments() -> dict[str, str]:
+        out = slurm.run("sinfo", "-N", "-h", "-O", "NodeList:|,Comment:").stdout
+        return {n.strip(): c.strip() for n, c in (line.split("|", 1) for line in out.splitlines())}
+
+    slurm.run("scontrol", "update", "nodename=fdsl-node0004", "comment=GPU swap booked 5/12")
+    try:
+        bad = report_file("bad.json", bad_hosts=["node0001"])
+        assert main(["drain", str(bad), *_args(slurm, "--apply", "--comment-only")]) == 1
+        assert comments()["fdsl-node0001"].startswith("fd:down ")
+        assert slurm.reasons() == {} and slurm.all_idle()  # annotated, still in service
+        clean = report_file("clean.json")
+        assert main(["resume", str(clean), *_args(slurm, "--apply", "--comment-only")]) == 0
+        now = comments()
+        assert now["fdsl-node0001"] == "(null)" and now["fdsl-node0004"] == "GPU swap booked 5/12"
+    finally:
+        for node in ("fdsl-node0001", "fdsl-node0004"):
+            slurm.run("scontrol", "update", f"nodename={node}", "comment=", check=False)
+
+
+def test_a_stale_report_drains_nothing(slurm, tmp_path, capsys):
+    from datetime import UTC, datetime, timedelta
+
+    from tests.helpers.reports import make_report
+
+    rep = make_report(bad_hosts=["node0001"])
+    rep.generated_at = (datetime.now(UTC) - timedelta(days=30)).isoformat(timespec="seconds")
+    path = tmp_path / "old.json"
+    rep.save(path)
+    assert main(["drain", str(path), *_args(slurm, "--apply")]) == 2
+    assert "h old (limit 24 h)" in capsys.readouterr().err
+    assert slurm.reasons() == {}

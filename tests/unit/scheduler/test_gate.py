@@ -10,7 +10,7 @@ import pytest
 from fabricdoc.cli.main import main
 from fabricdoc.errors import ConfigError
 from fabricdoc.model.findings import Finding
-from fabricdoc.scheduler.gate import Policy, evaluate, load_policy, policy_from
+from fabricdoc.scheduler.gate import Policy, StaleReport, evaluate, load_policy, policy_from
 from tests.helpers.evidence import slow_pairs, symbol_errors
 from tests.helpers.reports import make_report
 
@@ -115,11 +115,62 @@ def test_job_host_the_report_never_tested_fails_unless_allowed():
     assert evaluate(make_report(), ["node0001", "gpu999"], Policy(untested_hosts="pass")).ok
 
 
-def test_stale_report_fails_by_age():
+def test_a_report_older_than_the_default_24h_or_dated_in_the_future_cannot_be_judged():
     rep = make_report()
-    later = datetime.fromisoformat(rep.generated_at) + timedelta(hours=30)
-    assert not evaluate(rep, ["node0001"], Policy(max_report_age_h=24), now=later).ok
-    assert evaluate(rep, ["node0001"], Policy(max_report_age_h=24), now=datetime.now(UTC)).ok
+    made = datetime.fromisoformat(rep.generated_at)
+    with pytest.raises(StaleReport, match=r"report is 30.0 h old \(limit 24 h\)"):
+        evaluate(rep, ["node0001"], now=made + timedelta(hours=30))
+    with pytest.raises(StaleReport, match="dated 5040.0 h in the future"):
+        evaluate(rep, ["node0001"], now=made - timedelta(days=210))  # seven months ahead of this clock
+    assert evaluate(rep, ["node0001"], now=made + timedelta(minutes=1)).ok
+    assert evaluate(rep, ["node0001"], Policy(max_report_age_h=0), now=made + timedelta(days=30)).ok  # 0: no limit
+    assert evaluate(rep, ["node0001"], now=made - timedelta(minutes=4)).ok  # within the clocks' slack
+
+
+def test_cli_gate_on_a_month_old_report_could_not_check_exit_2_never_pass(tmp_path, capsys):
+    rep = make_report()
+    rep.generated_at = (datetime.now(UTC) - timedelta(days=31)).isoformat(timespec="seconds")
+    path = tmp_path / "old.json"
+    rep.save(path)
+    assert main(["gate", str(path), "--job-nodelist", "node[0001-0002]"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "h old (limit 24 h)" in err
+
+
+def test_cli_gate_in_a_node_prolog_judges_its_own_node_and_passes_on_its_own_errors(
+        tmp_path, report_file, monkeypatch, capsys):
+    for var in ("SLURM_JOB_NODELIST", "SLURM_SCRIPT_CONTEXT"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("SLURM_JOB_ID", "42")
+    rep = report_file(bad_hosts=["node0002"])
+    monkeypatch.setenv("SLURMD_NODENAME", "node0001")  # a healthy node: the job's other bad host is not its business
+    assert main(["gate", str(rep)]) == 0
+    monkeypatch.setenv("SLURMD_NODENAME", "node0002")
+    assert main(["gate", str(rep)]) == 1
+    capsys.readouterr()
+    # fabricdoc's own trouble (no report) must not fail the Prolog: that would drain a healthy node.
+    assert main(["gate", str(tmp_path / "missing.json")]) == 0
+    assert "could not check, passing (--on-error pass)" in capsys.readouterr().err
+    assert main(["gate", str(tmp_path / "missing.json"), "--on-error", "fail"]) == 2
+
+
+def test_cli_gate_outside_a_node_prolog_fails_on_its_own_errors(tmp_path, monkeypatch, capsys):
+    for var in ("SLURMD_NODENAME", "SLURM_JOB_ID", "SLURM_SCRIPT_CONTEXT"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("SLURM_JOB_NODELIST", "node[0001-0002]")
+    assert main(["gate", str(tmp_path / "missing.json")]) == 2
+    monkeypatch.setenv("SLURM_SCRIPT_CONTEXT", "prolog_slurmctld")
+    assert main(["gate", str(tmp_path / "missing.json")]) == 2
+
+
+def test_node_prolog_is_told_from_slurms_own_environment():
+    from fabricdoc.cli.gate import in_node_prolog
+
+    assert in_node_prolog({"SLURM_SCRIPT_CONTEXT": "prolog_slurmd", "SLURMD_NODENAME": "n1"})
+    assert not in_node_prolog({"SLURM_SCRIPT_CONTEXT": "prolog_slurmctld", "SLURM_JOB_NODELIST": "n[1-2]"})
+    assert in_node_prolog({"SLURMD_NODENAME": "n1", "SLURM_JOB_ID": "7"})  # Slurm before SLURM_SCRIPT_CONTEXT
+    assert not in_node_prolog({"SLURM_JOB_ID": "7", "SLURM_JOB_NODELIST": "n1"})  # a job step, a launcher
+    assert not in_node_prolog({})
 
 
 def test_untrusted_finding_names_are_shown_with_control_characters_escaped():

@@ -186,3 +186,97 @@ def test_the_same_fault_gets_the_same_reason_tag_in_the_next_sweep_whatever_its_
 ])
 def test_only_reasons_fabricdoc_wrote_are_ours(reason, ours):
     assert is_ours(reason) is ours
+
+
+# -- what Slurm says now: never over an admin ----------------------------------------------------
+
+STATES = DATA_ROOT / "slurm" / "states"
+
+
+def _now_from_real_outputs():
+    from fabricdoc.scheduler.hostlists import expand_hostlist
+    from fabricdoc.scheduler.slurm import slurm_now
+    from fabricdoc.sources.slurm import parse_reservations, parse_sinfo_nodes
+
+    nodes = parse_sinfo_nodes((STATES / "sinfo-N-all.txt").read_text())
+    res = parse_reservations((STATES / "scontrol-show-res.txt").read_text())
+    return slurm_now(nodes, res, lambda e: expand_hostlist(e, "res"))
+
+
+def test_real_node_states_and_reservations_parse_with_their_text():
+    now = _now_from_real_outputs()
+    assert now["fdsl-node0001"].state == "drained" and now["fdsl-node0001"].reason == "RMA ticket 4711 - bad DIMM"
+    assert now["fdsl-node0002"].state == "down" and now["fdsl-node0002"].reason == "admin | cable swap; ticket 42"
+    assert now["fdsl-node0004"].state == "idle" and now["fdsl-node0004"].reason == ""  # "none" is no reason
+    assert now["fdsl-node0004"].reservation == "maint_window (MAINT,SPEC_NODES)"
+    from fabricdoc.sources.slurm import parse_reservations
+
+    assert parse_reservations((STATES / "scontrol-show-res-none.txt").read_text()) == []
+
+
+def test_a_job_nodelist_comes_from_scontrol_show_job():
+    from fabricdoc.sources.slurm import parse_job_nodelist
+
+    assert parse_job_nodelist((STATES / "scontrol-show-job.txt").read_text()) == "fdsl-node[0003-0004]"
+    with pytest.raises(ParseError, match="no nodes yet"):
+        parse_job_nodelist("JobId=9 JobName=x JobState=PENDING NodeList=(null) NumNodes=2\n")
+
+
+def test_drain_leaves_admin_drains_downs_reservations_and_its_own_drains_alone():
+    now = _now_from_real_outputs()
+    rep = make_report(bad_hosts=["node0001", "node0002", "node0003", "node0004"])
+    actions, skipped = plan_drain(rep, NameMap(rules=(HostRule.of(r"node(\d+)", r"fdsl-node\1"),)), now=now)
+    assert actions == []
+    why = {s.node: s.why for s in skipped}
+    assert "drained by someone else (reason: RMA ticket 4711 - bad DIMM): left alone" in why["fdsl-node0001"]
+    assert "down by someone else" in why["fdsl-node0002"]
+    assert why["fdsl-node0003"].startswith("already drained by fabricdoc")
+    assert "in reservation maint_window (MAINT,SPEC_NODES): left alone" in why["fdsl-node0004"]
+    assert not any(s.refused for s in skipped)
+
+
+def test_drain_refuses_a_node_slurm_does_not_know():
+    from fabricdoc.scheduler.slurm import NodeNow
+
+    actions, skipped = plan_drain(make_report(bad_hosts=["node0001"]), now={"other": NodeNow("idle")})
+    assert actions == [] and skipped[0].refused and "Slurm has no node 'node0001'" in skipped[0].why
+
+
+@pytest.mark.parametrize("state", ["idle", "allocated", "mixed", "completing", "idle*", "mixed~"])
+def test_drain_acts_only_on_nodes_in_service_without_anyones_reason(state):
+    from fabricdoc.scheduler.slurm import NodeNow
+
+    actions, _ = plan_drain(make_report(bad_hosts=["node0001"]), now={"node0001": NodeNow(state)})
+    assert [a.action for a in actions] == ["drain"]
+
+
+def test_resume_never_touches_a_node_whose_reason_an_admin_replaced():
+    from fabricdoc.scheduler.slurm import NodeNow
+
+    later = make_report()
+    now = {"node0001": NodeNow("drained", "RMA ticket 4711 - bad DIMM"),
+           "node0002": NodeNow("drained", "fd:down 3fa2c1 nic down")}
+    actions, skipped = plan_resume(later, ["node0001", "node0002"], now=now)
+    assert [a.node for a in actions] == ["node0002"]
+    assert "not fabricdoc's now (drained, RMA ticket 4711 - bad DIMM): left alone" in skipped[0].why
+
+
+def test_an_incomplete_later_report_resumes_nothing():
+    later = make_report()
+    later.coverage = {**later.coverage, "complete": False, "not_seen_count": 3}
+    actions, skipped = plan_resume(later, ["node0001"])
+    assert actions == [] and "did not see everything it planned (3 not seen)" in skipped[0].why
+
+
+def test_comment_mode_annotates_instead_of_draining_and_clears_only_its_own_comments():
+    from fabricdoc.scheduler.slurm import NodeNow
+
+    rep = make_report(bad_hosts=["node0001"])
+    (act,), _ = plan_drain(rep, now={"node0001": NodeNow("allocated")}, mode="comment")
+    assert act.action == "comment" and act.argv[3].startswith("comment=fd:down ")
+    assert "state=" not in " ".join(act.argv)
+    assert format_argv(act.argv).endswith(f'comment="{act.reason}"')
+    now = {"node0001": NodeNow("idle", comment=act.reason), "node0002": NodeNow("idle", comment="GPU swap 5/12")}
+    actions, skipped = plan_resume(make_report(), ["node0001", "node0002"], now=now, mode="comment")
+    assert [(a.action, a.argv[-1]) for a in actions] == [("uncomment", "comment=")]
+    assert "comment is not fabricdoc's" in skipped[0].why
