@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(ibsim-utils opensm infiniband-diags iproute2 ethtool nftables tcpdump slurm-wlm munge tmux)
+APT_PACKAGES=(ibsim-utils opensm infiniband-diags iproute2 ethtool nftables tcpdump slurm-wlm munge tmux prometheus)
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
@@ -14,6 +14,12 @@ if [ "${#missing[@]}" -gt 0 ]; then
   echo "== installing Debian packages: ${missing[*]}"
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # The tests start their own Prometheus on a free loopback port: the packaged service this
+  # install may have started (on :9090) is not needed, so the one we just installed is stopped.
+  if [[ " ${missing[*]} " == *" prometheus "* ]] && command -v systemctl >/dev/null \
+      && systemctl is-active --quiet prometheus 2>/dev/null; then
+    systemctl disable --now prometheus >/dev/null 2>&1 || true
+  fi
 fi
 
 PY=${PYTHON:-python3}

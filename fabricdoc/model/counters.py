@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from fabricdoc.errors import ParseError
 from fabricdoc.model.records import PortCounters, PortRef
@@ -271,6 +272,30 @@ def deltas(
                 continue
             out.append(CounterDelta(ref, canon, value, interval, at_least, reset, tuple(sorted(raw))))
     return out
+
+
+def totals(values: dict[str, int | None]) -> tuple[dict[str, float], dict[str, float]]:
+    """One sample's vendor counters as (totals, gauges) by canonical name, in canonical units.
+
+    The rule of :func:`deltas`: of several names for one
+    quantity the most port-level (``prefer``) wins, and only ``summed`` ones (per-priority
+    pause counters) add up. Missing (None) values are left out, never read as 0.
+    """
+    best: dict[str, list[Any]] = {}
+    gauges: dict[str, float] = {}
+    for name, value in values.items():
+        cdef = lookup(name)
+        if cdef is None or value is None:
+            continue
+        if cdef.cls == "gauge":
+            gauges[cdef.canonical] = float(value)
+            continue
+        slot = best.get(cdef.canonical)
+        if slot is None or cdef.prefer > slot[0]:
+            best[cdef.canonical] = [cdef.prefer, value * cdef.scale]
+        elif cdef.prefer == slot[0] and cdef.summed:
+            slot[1] += value * cdef.scale
+    return {k: float(v) for k, (_, v) in best.items()}, gauges
 
 
 def gauges(sample: Iterable[PortCounters]) -> dict[tuple[PortRef, str], float]:

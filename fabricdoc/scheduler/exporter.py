@@ -1,40 +1,154 @@
-"""Prometheus metrics from a report file and/or the sweep history, re-read when they change.
+"""Prometheus ``/metrics`` from a report file and/or the sweep history, built once per change.
 
-Metric names start with ``fabricdoc_`` and do not change between releases:
+Why it is built this way: an 8,192-host fat-tree has ~49,000 cabled ports. A
+series for every counter of every port (and reading the history with pandas on
+every scrape) gave a million series and 90-second scrapes. Here the watcher
+thread re-reads the files only when they change (inode, mtime, size) or the
+report's freshness flips, renders the text exposition once, and every scrape
+serves those cached bytes (gzipped when asked). Per-port series are kept for the
+ports that matter: those a finding names, those whose error or link-down
+counters moved between the history's last two samples, and those whose link is
+down or trained below its supported width or speed; ``all_ports`` exports every port.
 
-- ``fabricdoc_report_loaded`` 1 when the last read of the report file worked
-  (a bad file keeps the previous report's series), ``fabricdoc_report_timestamp_seconds``
-- ``fabricdoc_verdict{verdict}`` 1 for the last sweep's verdict, 0 for the others
-- ``fabricdoc_findings{severity,kind}`` counts, ``fabricdoc_finding{id,kind,name,fault,severity}`` confidence
-- ``fabricdoc_drain{node}`` 1 per host to drain, ``fabricdoc_drain_nodes`` their count
-- ``fabricdoc_pairs{status}``, ``fabricdoc_allreduce_busbw_gbps{basis}``
-- per port, from the history's newest samples: ``fabricdoc_port_<counter>_total{node,port,guid,peer}``
-  (canonical units, e.g. ``fabricdoc_port_symbol_errors_total``, ``fabricdoc_port_xmit_bytes_total``)
-  and ``fabricdoc_port_<counter>_per_second`` between the last two samples.
+A report that cannot be read (missing, not UTF-8, not JSON, nested too deep,
+not the schema) or that is stale (older than ``max_age_h``, dated in the future,
+or undated: :func:`fabricdoc.scheduler.freshness.staleness`) sets
+``fabricdoc_report_loaded 0`` and serves nothing from any report: no verdict,
+findings, drains or port states, neither its own nor an earlier one's.
+
+Port counters use node_exporter's infiniband collector names and labels
+(``node_infiniband_<suffix>{device,port}``) under the ``fabricdoc_`` prefix,
+so an InfiniBand dashboard works after replacing ``node_`` with ``fabricdoc_``.
+``device`` is the fabric node's label (an HCA's or a switch's description),
+``port`` its port number; ``guid`` (the node GUID, the port's identity on IB)
+and ``peer`` (``label[port]`` at the cable's other end) are added. Values are
+the newest sample in the history, in base units (IB data words x 4 = bytes);
+``..._per_second`` is the rate between the port's last two samples.
+
+=====================================  ===========================================
+fabricdoc counter (model.counters)     metric
+=====================================  ===========================================
+symbol_errors                          fabricdoc_infiniband_symbol_error_total
+link_error_recovery                    fabricdoc_infiniband_link_error_recovery_total
+link_downed                            fabricdoc_infiniband_link_downed_total
+rcv_errors                             fabricdoc_infiniband_port_errors_received_total
+rcv_remote_phys_errors                 fabricdoc_infiniband_port_receive_remote_physical_errors_total
+rcv_switch_relay_errors                fabricdoc_infiniband_port_receive_switch_relay_errors_total
+rx_discards / xmit_discards            fabricdoc_infiniband_port_discards_{received,transmitted}_total
+rcv_/xmit_constraint_errors            fabricdoc_infiniband_port_constraint_errors_{received,transmitted}_total
+local_link_integrity_errors            fabricdoc_infiniband_local_link_integrity_errors_total
+buffer_overrun_errors                  fabricdoc_infiniband_excessive_buffer_overrun_errors_total
+vl15_dropped                           fabricdoc_infiniband_vl15_dropped_total
+xmit_wait_ticks                        fabricdoc_infiniband_port_transmit_wait_total
+rcv_bytes / xmit_bytes                 fabricdoc_infiniband_port_data_{received,transmitted}_bytes_total
+rcv_packets / xmit_packets             fabricdoc_infiniband_port_packets_{received,transmitted}_total
+*_unicast_packets, *_multicast_packets fabricdoc_infiniband_{unicast,multicast}_packets_{received,transmitted}_total
+any other counter C                    fabricdoc_port_C_total (``_us`` counters: ``fabricdoc_port_..._seconds_total``)
+a gauge G (qdisc backlog)              fabricdoc_port_G
+link state (report topology)           fabricdoc_infiniband_state_id (node_exporter's codes: 1 down, 4 active)
+trained rate                           fabricdoc_infiniband_rate_bytes_per_second (0 when down)
+trained / supported width, rate        fabricdoc_port_width_lanes, fabricdoc_port_supported_width_lanes,
+                                       fabricdoc_port_supported_rate_bytes_per_second
+=====================================  ===========================================
+
+Everything else is fabricdoc's own (Prometheus conventions: base units,
+``_total`` for counters): ``build_info{version}``; ``report_loaded``,
+``report_stale``, ``report_load_errors_total``, ``report_timestamp_seconds``,
+``report_info{producer,run_id}``; from a loaded report ``verdict{verdict}``,
+``findings{severity,kind}`` (every combination, so ``sum()`` is the number of
+findings), ``finding{key,kind,component,fault,severity}`` (its confidence; the
+key is the same in every sweep, unlike the F-number), ``drain{node}``,
+``drain_nodes``, ``pairs{status}`` (ok, slow, hung, wrong, error: they add up
+to the tests run), ``allreduce_busbw_bytes_per_second{basis}``,
+``links{state}``, ``links_degraded``; from the history ``history_loaded``,
+``history_sweeps``, ``history_timestamp_seconds``; and the exporter's own
+``exporter_ports_exported``, ``exporter_refresh_duration_seconds``,
+``exporter_refresh_errors_total``.
 """
 
 from __future__ import annotations
 
-import os
+import contextlib
+import gzip
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-from wsgiref.simple_server import WSGIRequestHandler, make_server
-
-from prometheus_client import CollectorRegistry
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
-from prometheus_client.exposition import ThreadingWSGIServer, make_wsgi_app
+from typing import get_args
 
 from fabricdoc.errors import FabricdocError
-from fabricdoc.model.counters import lookup
+from fabricdoc.model.counters import COUNTERS, PATTERNS
+from fabricdoc.model.counters import totals as counter_totals
+from fabricdoc.model.findings import Finding, FindingKind
 from fabricdoc.model.severity import SEVERITIES
 from fabricdoc.model.times import epoch
 from fabricdoc.report.history import History
 from fabricdoc.report.report import Report
+from fabricdoc.scheduler.exposition import (
+    POLL_S,
+    Exposition,
+    labels,
+)
+from fabricdoc.scheduler.freshness import DEFAULT_MAX_AGE_H, staleness
 
 VERDICTS = ("pass", "degraded", "fail", "incomplete")
-_PORT_LABELS = ["node", "port", "guid", "peer"]
+PAIR_STATUSES = ("ok", "slow", "hung", "wrong", "error")
+
+# fabricdoc's canonical counter -> node_exporter's infiniband collector suffix (same quantity).
+NODE_EXPORTER_NAMES: dict[str, str] = {
+    "symbol_errors": "symbol_error_total",
+    "link_error_recovery": "link_error_recovery_total",
+    "link_downed": "link_downed_total",
+    "rcv_errors": "port_errors_received_total",
+    "rcv_remote_phys_errors": "port_receive_remote_physical_errors_total",
+    "rcv_switch_relay_errors": "port_receive_switch_relay_errors_total",
+    "rx_discards": "port_discards_received_total",
+    "xmit_discards": "port_discards_transmitted_total",
+    "rcv_constraint_errors": "port_constraint_errors_received_total",
+    "xmit_constraint_errors": "port_constraint_errors_transmitted_total",
+    "local_link_integrity_errors": "local_link_integrity_errors_total",
+    "buffer_overrun_errors": "excessive_buffer_overrun_errors_total",
+    "vl15_dropped": "vl15_dropped_total",
+    "xmit_wait_ticks": "port_transmit_wait_total",
+    "rcv_bytes": "port_data_received_bytes_total",
+    "xmit_bytes": "port_data_transmitted_bytes_total",
+    "rcv_packets": "port_packets_received_total",
+    "xmit_packets": "port_packets_transmitted_total",
+    "rcv_unicast_packets": "unicast_packets_received_total",
+    "xmit_unicast_packets": "unicast_packets_transmitted_total",
+    "rcv_multicast_packets": "multicast_packets_received_total",
+    "xmit_multicast_packets": "multicast_packets_transmitted_total",
+}
+# Counter classes whose movement makes a port worth its own series by default.
+_ALARM_CLASSES = frozenset({"error", "event"})
+_CLASS_OF: dict[str, str] = {d.canonical: d.cls for d in [*COUNTERS.values(), *(d for _, d in PATTERNS)]}
+_IB_STATE_ID = {"up": 4, "down": 1}  # node_exporter's state_id: 1 down, 4 active
+_LOADED_HELP = "1 when the report file was read, validated and is fresh enough to act on"
+
+
+@dataclass(frozen=True)
+class CounterMetric:
+    """How one canonical counter is exported: total and rate names, and the factor to base units."""
+
+    total: str
+    rate: str
+    scale: float
+    help: str
+
+
+def counter_metric(canonical: str) -> CounterMetric:
+    """The metric names of a canonical counter (node_exporter's where the quantity is the same)."""
+    suffix = NODE_EXPORTER_NAMES.get(canonical)
+    if suffix is not None:
+        stem = f"fabricdoc_infiniband_{suffix.removesuffix('_total')}"
+        return CounterMetric(f"{stem}_total", f"{stem}_per_second", 1.0,
+                             f"{canonical} (node_exporter's node_infiniband_{suffix})")
+    if canonical.endswith("_us"):  # microseconds: Prometheus wants seconds
+        stem = f"fabricdoc_port_{canonical.removesuffix('_us')}_seconds"
+        return CounterMetric(f"{stem}_total", f"fabricdoc_port_{canonical.removesuffix('_us')}_per_second",
+                             1e-6, f"{canonical} in seconds")
+    return CounterMetric(f"fabricdoc_port_{canonical}_total", f"fabricdoc_port_{canonical}_per_second", 1.0, canonical)
 
 
 def _stamp(path: Path) -> tuple[int, int, int] | None:
@@ -46,180 +160,426 @@ def _stamp(path: Path) -> tuple[int, int, int] | None:
     return (st.st_ino, st.st_mtime_ns, st.st_size)
 
 
-class FabricCollector:
-    """A prometheus_client collector over a report path and/or a history file, reloaded on change."""
+# -- what the history and the report say about ports ------------------------------------------
+PortKey = tuple[str, int]  # (fabric node id, port number)
 
-    def __init__(self, report_path: str | Path | None = None, history_path: str | Path | None = None) -> None:
+
+@dataclass
+class HistoryPort:
+    """One port's newest sample in the history: labels, totals and rates by canonical counter."""
+
+    device: str
+    guid: str
+    peer: str
+    totals: dict[str, float] = field(default_factory=dict)  # canonical units (bytes, not words)
+    gauges: dict[str, float] = field(default_factory=dict)
+    rates: dict[str, float] = field(default_factory=dict)  # per second, between the last two samples
+    alarm: bool = False  # an error or link-down counter moved between the last two samples
+
+
+@dataclass
+class HistoryView:
+    """What the exporter keeps of a history store between reads."""
+
+    ports: dict[PortKey, HistoryPort]
+    sweeps: int
+    newest: float | None  # epoch seconds of the newest sample
+
+
+def read_history(path: Path) -> HistoryView:
+    """The newest sample and latest rates of every port in the store (FabricdocError when unusable)."""
+    with History(path, create=False) as h:
+        try:
+            latest, rates = h.latest_counters()
+            sweeps = len(h.sweeps())
+        except Exception as exc:  # sqlite3 / pandas errors from a damaged or foreign file
+            raise FabricdocError(f"{path}: cannot read the history store: {exc}") from None
+    ports: dict[PortKey, HistoryPort] = {}
+    newest: float | None = None
+    for facts, pc in latest:
+        key = (pc.node, int(pc.port))
+        hp = ports.get(key)
+        if hp is None:
+            hp = ports[key] = HistoryPort(str(facts.get("label") or pc.node), str(facts.get("guid") or ""),
+                                          str(facts.get("peer") or ""))
+        totals, gauges = counter_totals(pc.values)
+        hp.totals.update(totals)
+        hp.gauges.update(gauges)
+        newest = pc.timestamp if newest is None else max(newest, pc.timestamp)
+    cols = (rates[c] for c in ("node", "port", "counter", "delta", "per_second"))
+    for node, port, counter, delta, per_second in zip(*cols, strict=True):
+        hp = ports.get((node, int(port)))
+        if hp is None:
+            continue
+        if per_second is not None and per_second == per_second:  # NaN when the interval was 0
+            hp.rates[counter] = float(per_second)
+        if delta and _CLASS_OF.get(counter) in _ALARM_CLASSES:
+            hp.alarm = True
+    return HistoryView(ports, sweeps, newest)
+
+
+@dataclass(frozen=True)
+class TopologyPort:
+    """One cabled port as the report's topology describes its link."""
+
+    device: str
+    guid: str
+    peer: str
+    state: str
+    lanes: int
+    lane_gbps: float
+    max_lanes: int
+    max_lane_gbps: float
+
+    @property
+    def degraded(self) -> bool:
+        return self.state != "down" and (self.lanes < self.max_lanes or self.lane_gbps < self.max_lane_gbps)
+
+
+def topology_ports(rep: Report) -> dict[PortKey, TopologyPort]:
+    """Both ends of every link in the report's topology (empty without one)."""
+    topo = rep.topology or {}
+    nodes = {n["id"]: n for n in topo.get("nodes", [])}
+    out: dict[PortKey, TopologyPort] = {}
+    for lk in topo.get("links", []):
+        ends = ((lk["a"][0], int(lk["a"][1])), (lk["b"][0], int(lk["b"][1])))
+        lanes, gbps = int(lk["lanes"]), float(lk["lane_gbps"])
+        max_lanes, max_gbps = int(lk.get("max_lanes") or lanes), float(lk.get("max_lane_gbps") or gbps)
+        for (nid, port), (oid, oport) in (ends, ends[::-1]):
+            node, other = nodes.get(nid, {}), nodes.get(oid, {})
+            out[(nid, port)] = TopologyPort(
+                str(node.get("label") or nid), str(node.get("guid") or ""), f"{other.get('label') or oid}[{oport}]",
+                str(lk.get("state", "up")), lanes, gbps, max_lanes, max_gbps)
+    return out
+
+
+def finding_ports(f: Finding, by_node: dict[str, list[PortKey]]) -> list[PortKey]:
+    """The ports a finding names: a cable's two ends, a port, or every cabled port of a node it names."""
+    if f.endpoints and len(f.endpoints) == len(f.node_ids):
+        ends = list(zip(f.node_ids, (int(p) for _, p in f.endpoints), strict=True))
+        return ends[:1] if f.kind == "port" else ends
+    if f.endpoints and f.kind == "port" and f.node_ids:
+        return [(f.node_ids[0], int(f.endpoints[0][1]))]
+    return [pk for nid in f.node_ids for pk in by_node.get(nid, [])]
+
+
+# -- the collector ---------------------------------------------------------------------
+@dataclass
+class _ReportState:
+    read: bool = False  # whether the file was looked at yet
+    stamp: tuple[int, int, int] | None = None
+    report: Report | None = None  # the last file read that validated (fresh or not)
+    error: str | None = None  # why the file could not be read
+    stale: str | None = None  # why a valid report may not be acted on
+    load_errors: int = 0
+
+
+class FabricCollector:
+    """The metrics of a report path and/or a history store, rebuilt when either changes.
+
+    :meth:`refresh` re-reads what changed and renders the exposition;
+    :meth:`exposition` returns the current bytes (cheap: what a scrape does).
+    :meth:`start` runs refresh on a watcher thread every ``poll_s`` seconds.
+    ``log`` gets one line whenever the report's or the history's state changes.
+    """
+
+    def __init__(
+        self,
+        report_path: str | Path | None = None,
+        history_path: str | Path | None = None,
+        *,
+        all_ports: bool = False,
+        max_age_h: float | None = DEFAULT_MAX_AGE_H,
+        log: Callable[[str], None] | None = None,
+    ) -> None:
         if report_path is None and history_path is None:
             raise FabricdocError("exporter: give a report file, a history file, or both")
         self.report_path = Path(report_path) if report_path is not None else None
         self.history_path = Path(history_path) if history_path is not None else None
+        self.all_ports = all_ports
+        self.max_age_h = max_age_h or None
+        self._log = log or (lambda line: None)
         self._lock = threading.Lock()
-        self._report: Report | None = None
-        self._report_stamp: tuple[int, int, int] | None = None
-        self._report_ok = False
-        self._report_error: str | None = None
-        self._loads = 0
-        self._load_errors = 0
+        self._rep = _ReportState()
+        self._hist_read = False
+        self._hist_stamp: tuple[int, int, int] | None = None
+        self._hist: HistoryView | None = None
+        self._hist_error: str | None = None
+        self._built = False
+        self._refresh_s = 0.0
+        self._ports_exported = 0
+        self._refresh_errors = 0
+        self._body: tuple[bytes, bytes] = (b"", b"")
+        self.series = 0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
 
-    def report(self) -> Report | None:
-        """The current report, re-read when the file's mtime or size changed."""
-        if self.report_path is None:
-            return None
-        with self._lock:
-            stamp = _stamp(self.report_path)
-            if stamp != self._report_stamp:
-                self._report_stamp = stamp
-                try:
-                    self._report = Report.load(self.report_path)
-                    self._report_ok, self._report_error = True, None
-                    self._loads += 1
-                except FabricdocError as exc:
-                    # Keep serving the last good report; say the file is bad.
-                    self._report_ok, self._report_error = False, str(exc)
-                    self._load_errors += 1
-            return self._report
+    # -- reading ----------------------------------------------------------------------
+    @property
+    def report_loaded(self) -> bool:
+        """Whether a report is being served: read, valid, and fresh enough to act on."""
+        return self._rep.report is not None and self._rep.error is None and self._rep.stale is None
 
-    def collect(self) -> Iterator[Metric]:
-        rep = self.report()
-        if self.report_path is not None:
-            yield from self._report_metrics(rep)
-        if self.history_path is not None:
-            yield from self._history_metrics()
+    def _read_report(self) -> bool:
+        """Re-read the report when its file changed, re-judge its age every time; True when either changed."""
+        assert self.report_path is not None
+        st = self._rep
+        before = (st.error, st.stale)
+        stamp = _stamp(self.report_path)
+        changed = not st.read or stamp != st.stamp
+        if changed:
+            st.read, st.stamp = True, stamp
+            try:
+                st.report, st.error = Report.load(self.report_path), None
+            except FabricdocError as exc:
+                # Nothing from an unreadable file, and nothing from the one before it either.
+                st.report, st.error = None, str(exc)
+                st.load_errors += 1
+        st.stale = staleness(st.report.generated_at, self.max_age_h) if st.report is not None else None
+        if (st.error, st.stale) != before or changed:
+            why = st.error or st.stale
+            self._log(f"{self.report_path}: refused: {why}" if why else f"{self.report_path}: loaded")
+        return changed or (st.error, st.stale) != before
 
-    def describe(self) -> list[Metric]:
-        return []  # names depend on the counters present: do not pre-register them
-
-    # -- report ------------------------------------------------------------------
-    def _report_metrics(self, rep: Report | None) -> Iterator[Metric]:
-        g = GaugeMetricFamily("fabricdoc_report_loaded", "1 when the last read of the report file succeeded")
-        g.add_metric([], 1.0 if self._report_ok else 0.0)
-        yield g
-        c = CounterMetricFamily("fabricdoc_report_load_errors", "Times the report file could not be read or validated")
-        c.add_metric([], float(self._load_errors))
-        yield c
-        if rep is None:
-            return
-        g = GaugeMetricFamily("fabricdoc_report_timestamp_seconds", "When the report was generated (epoch seconds)")
-        try:
-            g.add_metric([], epoch(rep.generated_at, "report time"))
-            yield g
-        except FabricdocError:
-            pass
-        g = GaugeMetricFamily("fabricdoc_verdict", "The last sweep's verdict: 1 for the current one", labels=["verdict"])
-        for v in VERDICTS:
-            g.add_metric([v], 1.0 if rep.verdict == v else 0.0)
-        yield g
-        counts: dict[tuple[str, str], int] = {}
-        for f in rep.findings:
-            counts[(f.severity, f.kind)] = counts.get((f.severity, f.kind), 0) + 1
-        g = GaugeMetricFamily("fabricdoc_findings", "Findings in the last report by severity and kind", labels=["severity", "kind"])
-        for sev in SEVERITIES:
-            g.add_metric([sev, "any"], float(sum(n for (s, _), n in counts.items() if s == sev)))
-        for (sev, kind), n in sorted(counts.items()):
-            g.add_metric([sev, kind], float(n))
-        yield g
-        g = GaugeMetricFamily(
-            "fabricdoc_finding",
-            "One finding of the last report; the value is its confidence (0..1)",
-            labels=["id", "kind", "name", "fault", "severity", "component"],
-        )
-        for f in rep.findings:
-            g.add_metric([f.id, f.kind, f.name, f.fault, f.severity, f.component], float(f.confidence))
-        yield g
-        g = GaugeMetricFamily("fabricdoc_drain", "Hosts the last report says to drain (1 each)", labels=["node"])
-        for d in rep.drain:
-            g.add_metric([d.node], 1.0)
-        yield g
-        g = GaugeMetricFamily("fabricdoc_drain_nodes", "Number of hosts the last report says to drain")
-        g.add_metric([], float(len(rep.drain)))
-        yield g
-        g = GaugeMetricFamily("fabricdoc_pairs", "Bandwidth-test pairs in the last sweep by outcome", labels=["status"])
-        for key, status in (("pairs_tested", "tested"), ("pairs_slow", "slow"), ("pairs_hung", "hung"), ("pairs_wrong", "wrong"), ("pairs_error", "error")):
-            val = rep.tests.get(key)
-            if isinstance(val, int | float):
-                g.add_metric([status], float(val))
-        yield g
-        bw = (rep.impact or {}).get("allreduce_busbw_gbps") or {}
-        g = GaugeMetricFamily("fabricdoc_allreduce_busbw_gbps", "Predicted AllReduce bus bandwidth", labels=["basis"])
-        for basis in ("nominal", "now", "after_drain"):
-            if isinstance(bw.get(basis), int | float):
-                g.add_metric([basis], float(bw[basis]))
-        yield g
-
-    # -- history -------------------------------------------------------------------
-    def _history_metrics(self) -> Iterator[Metric]:
+    def _read_history(self) -> bool:
         assert self.history_path is not None
-        up = GaugeMetricFamily("fabricdoc_history_loaded", "1 when the history file could be read")
-        if not self.history_path.exists():
-            up.add_metric([], 0.0)
-            yield up
-            return
+        stamp = _stamp(self.history_path)
+        if self._hist_read and stamp == self._hist_stamp:
+            return False
+        self._hist_read, self._hist_stamp = True, stamp
+        before = self._hist_error
         try:
-            with History(self.history_path) as h:
-                latest, rates = h.latest_counters()
-                sweeps = len(h.sweeps())
-        except FabricdocError:
-            up.add_metric([], 0.0)
-            yield up
+            self._hist, self._hist_error = read_history(self.history_path), None
+        except FabricdocError as exc:
+            self._hist, self._hist_error = None, str(exc)
+        if self._hist_error != before:
+            self._log(f"history unreadable: {self._hist_error}" if self._hist_error else f"{self.history_path}: loaded")
+        return True
+
+    def refresh(self) -> bool:
+        """Re-read changed files and re-render when anything changed; True when the exposition changed.
+
+        Never raises: an unexpected failure (a bug, or a report the schema let through that
+        rendering cannot take) is logged and counted, and the exposition then holds no
+        series from any report until the files change again.
+        """
+        with self._lock:
+            try:
+                return self._refresh()
+            except Exception as exc:  # a scrape target must outlive any one bad read
+                self._refresh_errors += 1
+                self._log(f"refresh failed: {type(exc).__name__}: {exc}")
+                self._body = self._encode(self._fallback())
+                self._built = True
+                return True
+
+    def _refresh(self) -> bool:
+        t0 = time.perf_counter()
+        changed = not self._built
+        if self.report_path is not None:
+            changed |= self._read_report()
+        if self.history_path is not None:
+            changed |= self._read_history()
+        if not changed:
+            return False
+        text, self.series = self._render()
+        self._refresh_s = time.perf_counter() - t0
+        self._body = self._encode(text + self._own_metrics())
+        self._built = True
+        return True
+
+    @staticmethod
+    def _encode(text: str) -> tuple[bytes, bytes]:
+        plain = text.encode("utf-8", "replace")  # a lone surrogate from JSON must not stop the exporter
+        return plain, gzip.compress(plain, compresslevel=1)
+
+    def _fallback(self) -> str:
+        """What is served after an unexpected failure: who we are, that no report is served, the error count."""
+        from fabricdoc import __version__
+
+        out = Exposition()
+        out.gauge("fabricdoc_build_info", "fabricdoc's version; always 1", 1.0, version=__version__)
+        if self.report_path is not None:
+            out.gauge("fabricdoc_report_loaded", _LOADED_HELP, 0.0)
+        out.family("fabricdoc_exporter_refresh_errors_total", "counter", "Refreshes that failed unexpectedly",
+                   [("", float(self._refresh_errors))])
+        self.series = out.series
+        return out.text()
+
+    def exposition(self, gzipped: bool = False) -> bytes:
+        """The current exposition text (what a scrape gets); empty before the first :meth:`refresh`."""
+        return self._body[1 if gzipped else 0]
+
+    # -- the watcher ----------------------------------------------------------------------
+    def start(self, poll_s: float = POLL_S) -> None:
+        """Refresh on a daemon thread every ``poll_s`` seconds until :meth:`stop`."""
+        if self._thread is not None:
             return
-        up.add_metric([], 1.0)
-        yield up
-        g = GaugeMetricFamily("fabricdoc_history_sweeps", "Sweeps stored in the history")
-        g.add_metric([], float(sweeps))
-        yield g
-        totals: dict[str, dict[tuple[str, ...], float]] = {}
-        gauges: dict[str, dict[tuple[str, ...], float]] = {}
-        for facts, pc in latest:
-            labels = _labels(facts, pc.node, pc.port)
-            for name, value in pc.values.items():
-                cdef = lookup(name)
-                if cdef is None or value is None:
-                    continue
-                into = gauges if cdef.cls == "gauge" else totals
-                slot = into.setdefault(cdef.canonical, {})
-                slot[labels] = slot.get(labels, 0.0) + value * cdef.scale
-        for canon in sorted(totals):
-            fam = CounterMetricFamily(f"fabricdoc_port_{canon}", f"Port counter {canon} (canonical units), newest sample", labels=_PORT_LABELS)
-            for labels, v in sorted(totals[canon].items()):
-                fam.add_metric(list(labels), v)
-            yield fam
-        for canon in sorted(gauges):
-            fam = GaugeMetricFamily(f"fabricdoc_port_{canon}", f"Port gauge {canon}, newest sample", labels=_PORT_LABELS)
-            for labels, v in sorted(gauges[canon].items()):
-                fam.add_metric(list(labels), v)
-            yield fam
-        by_counter: dict[str, list[Any]] = {}
-        for row in rates.itertuples():
-            by_counter.setdefault(row.counter, []).append(row)
-        for canon in sorted(by_counter):
-            fam = GaugeMetricFamily(
-                f"fabricdoc_port_{canon}_per_second", f"Rate of {canon} between the port's last two samples", labels=_PORT_LABELS
-            )
-            for row in by_counter[canon]:
-                fam.add_metric(list(_labels({"label": row.label, "guid": row.guid, "peer": row.peer}, row.node, row.port)), float(row.per_second))
-            yield fam
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._watch, args=(poll_s,), name="fabricdoc-exporter-watch", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+            self._thread = None
+
+    def _watch(self, poll_s: float) -> None:
+        while not self._stop.wait(poll_s):
+            self.refresh()
+
+    # -- rendering ----------------------------------------------------------------------
+    def _render(self) -> tuple[str, int]:
+        out = Exposition()
+        from fabricdoc import __version__
+
+        out.gauge("fabricdoc_build_info", "fabricdoc's version; always 1", 1.0, version=__version__)
+        rep = self._rep.report if self.report_loaded else None
+        if self.report_path is not None:
+            self._report_status(out)
+        if rep is not None:
+            _report_metrics(out, rep)
+        if self.history_path is not None:
+            out.gauge("fabricdoc_history_loaded", "1 when the history store could be read", float(self._hist is not None))
+            if self._hist is not None:
+                out.gauge("fabricdoc_history_sweeps", "Sweeps stored in the history", float(self._hist.sweeps))
+                if self._hist.newest is not None:
+                    out.gauge("fabricdoc_history_timestamp_seconds", "Time of the history's newest counter sample",
+                              self._hist.newest)
+        self._ports_exported = _port_metrics(out, rep, self._hist, self.all_ports)
+        return out.text(), out.series
+
+    def _report_status(self, out: Exposition) -> None:
+        st = self._rep
+        out.gauge("fabricdoc_report_loaded", _LOADED_HELP, float(self.report_loaded))
+        out.gauge("fabricdoc_report_stale", "1 when the report is valid but too old, dated in the future or undated",
+                  float(st.report is not None and st.stale is not None))
+        out.family("fabricdoc_report_load_errors_total", "counter", "Times the report file could not be read or validated",
+                   [("", float(st.load_errors))])
+        if st.report is None:
+            return
+        with contextlib.suppress(FabricdocError):  # undated: the stale gauge already says so
+            out.gauge("fabricdoc_report_timestamp_seconds", "When the report was generated (epoch seconds)",
+                      epoch(st.report.generated_at, "report time"))
+        out.gauge("fabricdoc_report_info", "The report's producer and run id; always 1", 1.0,
+                  producer=st.report.producer, run_id=st.report.run_id)
+
+    def _own_metrics(self) -> str:
+        out = Exposition()
+        out.gauge("fabricdoc_exporter_ports_exported", "Ports with per-port series (all of them with --all-ports)",
+                  float(self._ports_exported))
+        out.gauge("fabricdoc_exporter_refresh_duration_seconds", "Time to read the files and render this exposition",
+                  self._refresh_s)
+        out.family("fabricdoc_exporter_refresh_errors_total", "counter", "Refreshes that failed unexpectedly",
+                   [("", float(self._refresh_errors))])
+        self.series += out.series
+        return out.text()
 
 
-def _labels(facts: dict[str, Any], node: str, port: int) -> tuple[str, ...]:
-    return (str(facts.get("label") or node), str(port), str(facts.get("guid") or ""), str(facts.get("peer") or ""))
+def _report_metrics(out: Exposition, rep: Report) -> None:
+    """The verdict, findings, drain list, tests and predicted busbw of a loaded, fresh report."""
+    out.family("fabricdoc_verdict", "gauge", "The last sweep's verdict: 1 for the current one",
+               [(labels(verdict=v), float(rep.verdict == v)) for v in VERDICTS])
+    counts: dict[tuple[str, str], int] = {}
+    for f in rep.findings:
+        counts[(str(f.severity), f.kind)] = counts.get((str(f.severity), f.kind), 0) + 1
+    combos = [(s, k) for s in SEVERITIES for k in get_args(FindingKind)]
+    combos += sorted(set(counts) - set(combos))
+    out.family("fabricdoc_findings", "gauge", "Findings in the report by severity and kind (sum() is their number)",
+               [(labels(severity=s, kind=k), float(counts.get((s, k), 0))) for s, k in combos])
+    out.family("fabricdoc_finding", "gauge", "One finding of the report; the value is its confidence (0..1)",
+               [(labels(key=f.key, kind=f.kind, component=f.component, fault=f.fault, severity=str(f.severity)),
+                 float(f.confidence)) for f in rep.findings])
+    out.family("fabricdoc_drain", "gauge", "Hosts the report says to drain (1 each)",
+               [(labels(node=d.node), 1.0) for d in rep.drain])
+    out.gauge("fabricdoc_drain_nodes", "Number of hosts the report says to drain", float(len(rep.drain)))
+    tests = {k: v for k, v in rep.tests.items() if isinstance(v, int | float)}
+    if "pairs_tested" in tests:
+        bad = {s: float(tests.get(f"pairs_{s}", 0)) for s in PAIR_STATUSES[1:]}
+        ok = max(float(tests["pairs_tested"]) - sum(bad.values()), 0.0)
+        out.family("fabricdoc_pairs", "gauge", "Bandwidth tests of the sweep by outcome (they add up to the tests run)",
+                   [(labels(status=s), v) for s, v in {"ok": ok, **bad}.items()])
+    bw = (rep.impact or {}).get("allreduce_busbw_gbps") or {}
+    out.family("fabricdoc_allreduce_busbw_bytes_per_second", "gauge", "Predicted AllReduce bus bandwidth",
+               [(labels(basis=b), float(bw[b]) * 1e9 / 8) for b in ("nominal", "now", "after_drain")
+                if isinstance(bw.get(b), int | float)])
+    links = (rep.topology or {}).get("links", [])
+    if links:
+        states = {"up": 0, "down": 0}
+        degraded = 0
+        for lk in links:
+            state = str(lk.get("state", "up"))
+            states[state] = states.get(state, 0) + 1
+            degraded += state != "down" and (lk["lanes"] < (lk.get("max_lanes") or lk["lanes"])
+                                             or lk["lane_gbps"] < (lk.get("max_lane_gbps") or lk["lane_gbps"]))
+        out.family("fabricdoc_links", "gauge", "Links of the fabric by state",
+                   [(labels(state=s), float(n)) for s, n in states.items()])
+        out.gauge("fabricdoc_links_degraded", "Links up but trained below their supported width or speed",
+                  float(degraded))
 
 
-class _QuietHandler(WSGIRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
-        pass
+def _selected_ports(rep: Report | None, topo: dict[PortKey, TopologyPort], hist: HistoryView | None,
+                    all_ports: bool) -> list[PortKey]:
+    """The ports that get per-port series: every one, or those a finding, a counter or a link state flags."""
+    hports = hist.ports if hist is not None else {}
+    if all_ports:
+        return sorted(set(topo) | set(hports))
+    chosen = {pk for pk, hp in hports.items() if hp.alarm}
+    chosen |= {pk for pk, tp in topo.items() if tp.state == "down" or tp.degraded}
+    if rep is not None:
+        by_node: dict[str, list[PortKey]] = {}
+        for pk in set(topo) | set(hports):
+            by_node.setdefault(pk[0], []).append(pk)
+        for f in rep.findings:
+            chosen.update(finding_ports(f, by_node))
+    return sorted(chosen)
 
 
-def make_app(collector: FabricCollector):
-    """A WSGI app serving ``/metrics`` from a registry holding only ``collector``."""
-    registry = CollectorRegistry(auto_describe=False)
-    registry.register(collector)
-    return make_wsgi_app(registry)
-
-
-def serve(collector: FabricCollector, bind: str = "127.0.0.1", port: int = 9877):
-    """Start an HTTP server for the collector (``serve_forever`` it, ``shutdown`` to stop); port 0 picks one."""
-    try:
-        return make_server(bind, port, make_app(collector), server_class=ThreadingWSGIServer, handler_class=_QuietHandler)
-    except OSError as exc:
-        raise FabricdocError(f"exporter: cannot listen on {bind}:{port}: {os.strerror(exc.errno) if exc.errno else exc}") from None
+def _port_metrics(out: Exposition, rep: Report | None, hist: HistoryView | None, all_ports: bool) -> int:
+    """Per-port state, width, rate and counter families; returns how many ports got series."""
+    topo = topology_ports(rep) if rep is not None else {}
+    hports = hist.ports if hist is not None else {}
+    chosen = _selected_ports(rep, topo, hist, all_ports)
+    lab: dict[PortKey, str] = {}
+    for pk in chosen:
+        src = topo.get(pk) or hports.get(pk)
+        if src is not None:
+            lab[pk] = labels(device=src.device, port=pk[1], guid=src.guid, peer=src.peer)
+    tps = [(lab[pk], tp) for pk in chosen if pk in lab and (tp := topo.get(pk)) is not None]
+    if tps:
+        out.family("fabricdoc_infiniband_state_id", "gauge", "Link state of the port (node_exporter's codes: 1 down, 4 active)",
+                   [(la, float(_IB_STATE_ID.get(tp.state, 0))) for la, tp in tps])
+        out.family("fabricdoc_infiniband_rate_bytes_per_second", "gauge", "Trained signal rate of the port (0 when down)",
+                   [(la, 0.0 if tp.state == "down" else tp.lanes * tp.lane_gbps * 1e9 / 8) for la, tp in tps])
+        out.family("fabricdoc_port_width_lanes", "gauge", "Lanes the port's link trained to (4 for 4X)",
+                   [(la, float(tp.lanes)) for la, tp in tps])
+        out.family("fabricdoc_port_supported_width_lanes", "gauge", "Lanes the port's link supports",
+                   [(la, float(tp.max_lanes)) for la, tp in tps])
+        out.family("fabricdoc_port_supported_rate_bytes_per_second", "gauge", "Signal rate the port's link supports",
+                   [(la, tp.max_lanes * tp.max_lane_gbps * 1e9 / 8) for la, tp in tps])
+    totals: dict[str, list[tuple[str, float]]] = {}
+    rates: dict[str, list[tuple[str, float]]] = {}
+    gauges: dict[str, list[tuple[str, float]]] = {}
+    for pk in chosen:
+        hp = hports.get(pk)
+        if hp is None:
+            continue
+        la = lab[pk]
+        for canon, value in hp.totals.items():
+            totals.setdefault(canon, []).append((la, value))
+        for canon, value in hp.rates.items():
+            rates.setdefault(canon, []).append((la, value))
+        for canon, value in hp.gauges.items():
+            gauges.setdefault(canon, []).append((la, value))
+    for canon in sorted(totals):
+        m = counter_metric(canon)
+        out.family(m.total, "counter", f"{m.help}: newest sample in the history",
+                   [(la, v * m.scale) for la, v in totals[canon]])
+    for canon in sorted(rates):
+        m = counter_metric(canon)
+        out.family(m.rate, "gauge", f"{m.help}: per second between the port's last two samples",
+                   [(la, v * m.scale) for la, v in rates[canon]])
+    for canon in sorted(gauges):
+        out.family(f"fabricdoc_port_{canon}", "gauge", f"{canon}: newest sample in the history", gauges[canon])
+    return len(lab)
