@@ -27,11 +27,14 @@ from rich.text import Text
 
 from fabricdoc.errors import FabricdocError
 from fabricdoc.model.evidence import (
+    CandidatesEvidence,
     CorruptionEvidence,
     CounterEvidence,
     Evidence,
     FlapEvidence,
     GpuEvidence,
+    NotDiscoveredEvidence,
+    NotRespondingEvidence,
     SlowPairsEvidence,
     StateEvidence,
     SwitchLinksEvidence,
@@ -39,6 +42,7 @@ from fabricdoc.model.evidence import (
 from fabricdoc.model.findings import Finding
 from fabricdoc.model.severity import SEVERITIES, Severity, worst
 from fabricdoc.model.text import escape
+from fabricdoc.report.render import evidence_line
 from fabricdoc.report.report import Report
 
 LinkId = tuple[tuple[str, int], tuple[str, int]]
@@ -464,6 +468,18 @@ def _evidence_line(index: ReportIndex, ev: Evidence) -> Text:
             out.append(f"  {fmt_num(wrong)} wrong elements", style="red")
     elif isinstance(ev, SwitchLinksEvidence):
         out.append(f"{ev.links_bad} of {ev.links_total} links with findings, {ev.links_down} down")
+    elif isinstance(ev, NotRespondingEvidence | NotDiscoveredEvidence):
+        out.append(evidence_line(ev), style="red")  # already escaped, and rich Text reads no markup
+    elif isinstance(ev, CandidatesEvidence):
+        out.append("could be ", style="yellow")
+        for i, cand in enumerate(ev.candidates):
+            out.append(" or " if i else "")
+            out.append(safe(cand, "yellow"))
+        out.append(indent)
+        out.append(safe(ev.tell_apart))
+        for (a, pa), (b, pb) in ev.tests:
+            out.append(indent + "re-test ")
+            out.append(safe(f"{port_name(a, pa)} → {port_name(b, pb)}", "cyan"))
     elif isinstance(ev, GpuEvidence):
         out.append(safe(ev.uuid or "GPU (no UUID)"))
         for problem in ev.problems:

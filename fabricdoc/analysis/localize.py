@@ -14,20 +14,15 @@ from dataclasses import dataclass
 
 from fabricdoc.analysis import direct, tomography
 from fabricdoc.analysis.blame import Blame
+from fabricdoc.analysis.classify import classify, severity_for
 from fabricdoc.analysis.corruption import corruption_findings
 from fabricdoc.analysis.gpu import gpu_findings
 from fabricdoc.analysis.rules import DEFAULT_RULES, Rule
-from fabricdoc.model.evidence import SwitchLinksEvidence
+from fabricdoc.model.evidence import PairSample, SlowPairsEvidence, SwitchLinksEvidence
 from fabricdoc.model.findings import Finding
-from fabricdoc.model.records import LinkKey, Observations
+from fabricdoc.model.records import LinkKey, Observations, PairResult
 from fabricdoc.model.severity import Severity, worst
 from fabricdoc.model.topology import Fabric
-
-# Which fault names a finding when a component has several (first wins).
-FAULT_PRIORITY = (
-    "dead", "down", "flapping", "pause_storm", "width_degraded", "speed_degraded", "symbol_errors",
-    "rcv_errors", "data_corruption", "hung", "degraded_bandwidth", "congestion",
-)
 
 
 @dataclass
@@ -40,12 +35,13 @@ class Options:
     slow_ratio: float = 0.80  # a pair below this fraction of expected bandwidth is slow
     suspect_fraction: float = 1.0  # fraction of a link's tests that must be slow
     switch_fraction: float = 0.5  # blame the switch when this share of its links is bad
+    min_confidence: float = 0.5  # below it a finding is at most a warning (never drains)
     rules: tuple[Rule, ...] = DEFAULT_RULES
 
     def thresholds(self) -> dict[str, float]:
         """The thresholds a report says it was judged with."""
         return {"slow_ratio": self.slow_ratio, "suspect_fraction": self.suspect_fraction,
-                "switch_fraction": self.switch_fraction}
+                "switch_fraction": self.switch_fraction, "min_confidence": self.min_confidence}
 
 
 def sort_findings(findings: list[Finding]) -> list[Finding]:
@@ -60,8 +56,9 @@ def localize(fabric: Fabric, obs: Observations, options: Options | None = None) 
     direct.from_counters(fabric, obs, opt.rules, blame)
     direct.from_states(fabric, obs, blame)
     direct.from_events(fabric, obs, blame)
-    tomography.from_pairs(fabric, obs, opt.slow_ratio, opt.suspect_fraction, blame)
+    unexplained = tomography.from_pairs(fabric, obs, opt.slow_ratio, opt.suspect_fraction, blame)
     findings = _to_findings(fabric, blame, opt)
+    findings += _unexplained_findings(fabric, unexplained)
     findings += corruption_findings(fabric, obs.pairs)
     findings += gpu_findings(obs.gpus, fabric)
     findings = sort_findings(findings)
@@ -70,56 +67,83 @@ def localize(fabric: Fabric, obs: Observations, options: Options | None = None) 
     return findings
 
 
+def _down(b: Blame) -> bool:
+    return bool({"down", "not_discovered"} & b.faults.keys())
+
+
 def _to_findings(fabric: Fabric, blame: dict[LinkKey, Blame], opt: Options) -> list[Finding]:
     findings: list[Finding] = []
     absorbed: set[LinkKey] = set()
-    for sw in fabric.switches():
+    switches = [sw for sw in fabric.switches() if len(fabric.node_links(sw.id)) >= 2]
+    # Dead switches first: every link down. Their links are theirs, so a neighbour that lost
+    # one link to a dead switch is not "failing with most of its links" because of it.
+    for sw in switches:
         links = fabric.node_links(sw.id)
-        if len(links) < 2:
+        if all(lk.key in blame and _down(blame[lk.key]) for lk in links):
+            keys = [lk.key for lk in links]
+            evidence = [SwitchLinksEvidence(len(keys), len(keys), len(keys))]
+            for k in keys[:32]:
+                evidence.extend(blame[k].evidence[:3])
+            findings.append(Finding("", "switch", fabric.label(sw.id), "dead", Severity.CRITICAL, 0.99, evidence,
+                                    None, [sw.id]))
+            absorbed.update(keys)
+    for sw in switches:
+        links = fabric.node_links(sw.id)
+        bad = [lk.key for lk in links if lk.key in blame and lk.key not in absorbed and blame[lk.key].faults]
+        if not bad or sw.id in {n for f in findings for n in f.node_ids}:
             continue
-        bad = [lk.key for lk in links if lk.key in blame]
-        down = [k for k in bad if "down" in blame[k].faults]
-        # "Most of its links": strictly more than the fraction, and at least three, so
-        # two independent faults on a small switch stay two findings.
-        if len(bad) < 3 or len(bad) <= opt.switch_fraction * len(links):
+        # "Most of its links fail the same way": the largest group of one fault class must be
+        # strictly more than the fraction of the switch's links, and at least three, so
+        # independent faults that happen to meet on one switch stay separate findings.
+        groups: dict[str, list[LinkKey]] = defaultdict(list)
+        for k in bad:
+            groups[classify(fabric, k, blame[k]).fault].append(k)
+        fault, same = max(groups.items(), key=lambda kv: (len(kv[1]), kv[0]))
+        if len(same) < 3 or len(same) <= opt.switch_fraction * len(links):
             continue
-        # One switch finding replaces its links' findings when most of them fail together.
-        if len(down) == len(links):
-            fault, severity = "dead", Severity.CRITICAL
-        else:
-            fault = _primary({f: blame[k].faults[f] for k in bad for f in blame[k].faults})
-            severity = worst(s for k in bad for s in blame[k].faults.values()) or Severity.ERROR
-        evidence = [SwitchLinksEvidence(len(bad), len(links), len(down))]
-        for k in bad[:32]:
+        down = [k for k in same if _down(blame[k])]
+        severity = worst(s for k in same for s in blame[k].faults.values()) or Severity.ERROR
+        evidence = [SwitchLinksEvidence(len(same), len(links), len(down))]
+        for k in same[:32]:
             evidence.extend(blame[k].evidence[:3])
         findings.append(
             Finding("", "switch", fabric.label(sw.id), fault, severity,
-                    round(min(0.99, 0.5 + 0.5 * len(bad) / len(links)), 3), evidence, None, [sw.id])
+                    round(min(0.99, 0.5 + 0.5 * len(same) / len(links)), 3), evidence, None, [sw.id])
         )
-        absorbed.update(bad)
+        absorbed.update(same)
     for key, b in blame.items():
         if key in absorbed or not b.faults:
             continue
-        fault = _primary(b.faults)
-        if fault == "down" and b.flaps >= 2:
-            # Sampled while down, but it went down and came back repeatedly in the window:
-            # it is flapping (and will likely come back again), the down state is evidence.
-            fault = "flapping"
-        severity = worst(b.faults.values()) or Severity.ERROR
-        a_node, b_node = fabric.nodes[key.a.node], fabric.nodes[key.b.node]
-        host_end = key.a if a_node.kind == "host" else key.b if b_node.kind == "host" else None
-        kind = "nic" if host_end is not None and fault in ("degraded_bandwidth", "rcv_errors", "hung") else "link"
-        name = f"{fabric.label(key.a.node)}[{key.a.port}] -- {fabric.label(key.b.node)}[{key.b.port}]"
-        if kind == "nic":
-            name = f"{fabric.label(host_end.node)} port {host_end.port}"  # type: ignore[union-attr]
-        findings.append(
-            Finding("", kind, name, fault, severity, round(b.confidence, 3), b.evidence,  # type: ignore[arg-type]
-                    [(fabric.label(key.a.node), key.a.port), (fabric.label(key.b.node), key.b.port)],
-                    [key.a.node, key.b.node])
-        )
+        v = classify(fabric, key, b)
+        confidence = round(b.confidence, 3)
+        severity = severity_for(v.severity, confidence, opt.min_confidence)
+        ends = [(fabric.label(key.a.node), key.a.port), (fabric.label(key.b.node), key.b.port)]
+        node_ids = [key.a.node, key.b.node]
+        name = f"{ends[0][0]}[{ends[0][1]}] -- {ends[1][0]}[{ends[1][1]}]"
+        if v.port is not None:
+            # A NIC or a port: its own end first (its identity), the far end second.
+            if v.port != key.a:
+                ends.reverse()
+                node_ids.reverse()
+            name = f"{ends[0][0]} port {ends[0][1]}"
+            if v.kind == "port":
+                name += f" (to {ends[1][0]} port {ends[1][1]})"
+        evidence = list(b.evidence) + ([v.candidates] if v.candidates else [])
+        findings.append(Finding("", v.kind, name, v.fault, severity, confidence, evidence,  # type: ignore[arg-type]
+                                ends, node_ids))
     return findings
 
 
-def _primary(faults: dict[str, Severity]) -> str:
-    order = {f: i for i, f in enumerate(FAULT_PRIORITY)}
-    return min(faults, key=lambda f: (-faults[f].rank, order.get(f, len(order)), f))
+def _unexplained_findings(fabric: Fabric, pairs: list[PairResult], limit: int = 20) -> list[Finding]:
+    """Slow tests no suspect explains, slowest first: said as such (a warning naming the pair), never dropped."""
+    pairs = sorted(pairs, key=lambda p: (p.ratio if p.ratio is not None else -1.0, str(p.src), str(p.dst)))
+    out = []
+    for p in pairs[:limit]:
+        ends = [(fabric.label(p.src.node), p.src.port), (fabric.label(p.dst.node), p.dst.port)]
+        sample = PairSample(ends[0], ends[1], p.status, p.busbw_gbps, p.expected_gbps,
+                            None if p.ratio is None else round(p.ratio, 4))
+        ratio = 0.0 if p.ratio is None else round(p.ratio, 4)
+        evidence = SlowPairsEvidence(tests=1, slow=1, worst_ratio=ratio, median_ratio=ratio, slow_pairs=(sample,))
+        out.append(Finding("", "pair", f"{ends[0][0]}[{ends[0][1]}] -> {ends[1][0]}[{ends[1][1]}]",
+                           "slow_unexplained", Severity.WARNING, 0.0, [evidence], ends, [p.src.node, p.dst.node]))
+    return out

@@ -13,13 +13,13 @@ from collections import defaultdict
 
 from fabricdoc.analysis.blame import Blame
 from fabricdoc.errors import TopologyError
-from fabricdoc.model.evidence import PairSample, SlowPairsEvidence
+from fabricdoc.model.evidence import CandidatesEvidence, PairSample, SlowPairsEvidence
 from fabricdoc.model.flows import maxmin, shares_channels
 from fabricdoc.model.paths import directed, is_bidirectional
-from fabricdoc.model.records import LinkKey, Observations, PairResult
+from fabricdoc.model.records import LinkKey, Observations, PairResult, PortRef
 from fabricdoc.model.topology import Fabric
 
-HARD_FAULTS = frozenset({"down", "width_degraded", "speed_degraded"})
+HARD_FAULTS = frozenset({"down", "width_degraded", "speed_degraded", "not_responding", "not_discovered"})
 
 
 def _contention(
@@ -48,8 +48,9 @@ def _contention(
 
 
 def from_pairs(fabric: Fabric, obs: Observations, slow_ratio: float, suspect_fraction: float,
-               blame: dict[LinkKey, Blame]) -> None:
-    """Blame the fewest cables that explain the slow tests no hard evidence explains."""
+               blame: dict[LinkKey, Blame]) -> list[PairResult]:
+    """Blame the fewest cables that explain the slow tests no hard evidence explains; return the
+    slow tests that nothing explains (reported as such, never dropped)."""
     tests_through: dict[LinkKey, list[int]] = defaultdict(list)
     slow: set[int] = set()
     pairs = obs.pairs
@@ -76,12 +77,12 @@ def from_pairs(fabric: Fabric, obs: Observations, slow_ratio: float, suspect_fra
         for key in path:
             tests_through[key].append(i)
     if not slow:
-        return
+        return []
     shared = _contention(fabric, pairs, paths, channels)
     if shared:
         slow = {i for i in slow if i not in shared or (pairs[i].ratio or 0.0) / shared[i] < slow_ratio}
         if not slow:
-            return
+            return []
     # Slow pairs already explained by hard evidence (down, width) need no suspect. A down
     # link also slows the pairs rerouted around it, so its pairs' routes before the
     # failure count too.
@@ -108,22 +109,18 @@ def from_pairs(fabric: Fabric, obs: Observations, slow_ratio: float, suspect_fra
         n_slow = sum(1 for i in tests if i in slow)
         if tests and n_slow >= suspect_fraction * len(tests) and n_slow:
             suspects[key] = {i for i in tests if i in slow}
-    chosen: list[LinkKey] = []
-    remaining = set(unexplained)
-    while remaining:
-        best, best_score = None, None
-        for key, covers in suspects.items():
-            gain = len(covers & remaining)
-            if not gain:
-                continue
-            ratios = [pairs[i].ratio or 0.0 for i in covers]
-            score = (gain, key in blame, len(tests_through[key]), -sum(ratios) / len(ratios), str(key))
-            if best_score is None or score > best_score:
-                best, best_score = key, score
-        if best is None:
-            break  # slow pairs no single suspect explains (noise, or a fault off the tested paths)
-        chosen.append(best)
-        remaining -= suspects[best]
+    first = _cover(set(unexplained), suspects, pairs, blame, tests_through)
+    # Overlapping faults: a test slower than the named suspects on its path account for (each
+    # suspect's own slowdown is its least slow test) has a second fault on its path; the
+    # suspects hidden behind the first ones (all their tests crossed them) explain the rest, if
+    # every test through them is that much slower (one noisy test does not make a second fault).
+    residual = _slower_than_explained(unexplained, first, suspects, pairs, paths, slow_ratio)
+    others = {k: c for k, c in suspects.items() if k not in first and c <= residual}
+    second = _cover(residual, others, pairs, blame, tests_through) if residual else []
+    by_first = set().union(*(suspects[k] for k in first))
+    by_second = set().union(*(suspects[k] for k in second))
+    left = sorted((unexplained - by_first - by_second) | (residual - by_second))
+    chosen = first + second
     for key in chosen:
         covers = suspects[key]
         # Equivalent candidates explain exactly the same slow pairs: split the confidence,
@@ -149,3 +146,92 @@ def from_pairs(fabric: Fabric, obs: Observations, slow_ratio: float, suspect_fra
         blame[key].add(fault, severity, confidence, SlowPairsEvidence(
             tests=n, slow=len(covers), worst_ratio=round(worst, 4), median_ratio=round(median, 4),
             equivalent_suspects=twins, alternatives=alts, slow_pairs=slow_pairs))
+        if alternatives:
+            blame[key].add(fault, severity, confidence, _candidates(fabric, key, alternatives[:8], pairs, covers))
+    return [pairs[i] for i in left]
+
+
+def _cover(remaining: set[int], suspects: dict[LinkKey, set[int]], pairs: list[PairResult],
+           blame: dict[LinkKey, Blame], tests_through: dict[LinkKey, list[int]]) -> list[LinkKey]:
+    """Greedy set cover: the fewest suspects that explain ``remaining`` slow tests (ties broken by
+    other evidence on the cable, how many tests crossed it, how slow they were)."""
+    chosen: list[LinkKey] = []
+    remaining = set(remaining)
+    while remaining:
+        best, best_score = None, None
+        for key, covers in suspects.items():
+            gain = len(covers & remaining)
+            if not gain:
+                continue
+            ratios = [pairs[i].ratio or 0.0 for i in covers]
+            score = (gain, key in blame, len(tests_through[key]), -sum(ratios) / len(ratios), str(key))
+            if best_score is None or score > best_score:
+                best, best_score = key, score
+        if best is None:
+            break  # slow pairs no single suspect explains (noise, or a fault off the tested paths)
+        chosen.append(best)
+        remaining -= suspects[best]
+    return chosen
+
+
+def _slower_than_explained(unexplained: set[int], chosen: list[LinkKey], suspects: dict[LinkKey, set[int]],
+                           pairs: list[PairResult], paths: list[tuple[LinkKey, ...]], slow_ratio: float) -> set[int]:
+    """Slow tests well below what the chosen suspects on their path explain."""
+    own: dict[LinkKey, float] = {}
+    for key in chosen:
+        ratios = [pairs[i].ratio for i in suspects[key] if pairs[i].ratio is not None]
+        if ratios:
+            own[key] = max(ratios)
+    out = set()
+    for i in unexplained:
+        ratio = pairs[i].ratio
+        named = [own[k] for k in paths[i] if k in own]
+        if ratio is not None and named and ratio < slow_ratio * min(named):
+            out.add(i)
+    return out
+
+
+def _candidates(fabric: Fabric, key: LinkKey, alternatives: list[LinkKey], pairs: list[PairResult],
+                covers: set[int]) -> CandidatesEvidence:
+    """The equally likely cables, and for each a host pair whose test crosses this cable but not it."""
+    names = [_cable_name(fabric, k) for k in (key, *alternatives)]
+    tests = []
+    for alt in alternatives:
+        test = separating_test(fabric, key, alt, [pairs[i] for i in sorted(covers)])
+        if test is not None:
+            tests.append(((fabric.label(test[0].node), test[0].port), (fabric.label(test[1].node), test[1].port)))
+    return CandidatesEvidence(tuple(names), "they explain exactly the same slow tests; a test through one "
+                              "and not the other tells them apart (fabricdoc sweep re-tests suspects)", tuple(tests))
+
+
+def _cable_name(fabric: Fabric, key: LinkKey) -> str:
+    return f"cable {fabric.label(key.a.node)}[{key.a.port}] -- {fabric.label(key.b.node)}[{key.b.port}]"
+
+
+def separating_test(fabric: Fabric, through: LinkKey, avoid: LinkKey, slow: list[PairResult],
+                    tries: int = 64) -> tuple[PortRef, PortRef] | None:
+    """A host pair whose route crosses ``through`` but not ``avoid``: the slow tests' ends against
+    the hosts nearest ``through`` first, a bounded number of routes looked up."""
+    ends = [p.src for p in slow] + [p.dst for p in slow]
+    near = [e for e in (through.a, through.b) if fabric.nodes[e.node].kind == "host"]
+    for end in (through.a, through.b):
+        for link in fabric.node_links(end.node):
+            for e in (link.key.a, link.key.b):
+                if fabric.nodes[e.node].kind == "host":
+                    near.append(e)
+    hosts = list(dict.fromkeys(near + ends))
+    looked = 0
+    for src in hosts:
+        for dst in hosts:
+            if src.node == dst.node:
+                continue
+            looked += 1
+            if looked > tries:
+                return None
+            try:
+                path = fabric.path(src, dst)
+            except TopologyError:
+                continue
+            if through in path and avoid not in path:
+                return src, dst
+    return None

@@ -14,10 +14,15 @@ FAULT_KINDS = (
     "degraded",  # trained below what both ends support (width or speed)
     "slow",  # delivers less than its rate without any counter showing it
     "lossy",  # symbol / receive errors, link-level retries
-    "congested",  # egress queue backs up: XmitWait, discards, PFC pauses
+    "rcv_errors",  # receive errors (bad packets) at ``port``, no symbol errors
+    "congested",  # egress queue backs up at ``port``: XmitWait, discards; link at full width and speed
+    "hung",  # carries no data while it reports Active: tests through it start and never finish
     "dead_switch",  # every port of a switch down
-    "bad_nic",  # a host port that drops and corrupts
+    "bad_nic",  # a host port that drops and corrupts: host-side receive errors, switch side clean
+    "silent_hca",  # a host port's CA stops answering (no counters, no state); its switch port stays up
 )
+# Kinds that sit on a host's own port.
+HOST_FAULT_KINDS = frozenset({"bad_nic", "silent_hca"})
 
 
 @dataclass(frozen=True)
@@ -29,11 +34,12 @@ class Fault:
     switch: str | None = None
     lanes: int | None = None
     lane_gbps: float | None = None
-    factor: float | None = None  # for "slow" and "congested": remaining bandwidth fraction
+    factor: float | None = None  # for "slow", "congested", ...: remaining bandwidth fraction
     rate_per_hour: float = 3600.0  # for "lossy": symbol errors per hour
     flaps: int = 3  # for "flapping"
 
     def link(self, fabric: Fabric) -> LinkKey:
+        """The cable this fault sits on (``port`` names either end)."""
         if self.port is None:
             raise TopologyError(f"fault {self.kind!r} needs a port")
         link = fabric.link_at(self.port)

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import replace
+from dataclasses import fields, replace
 
 from fabricdoc.fabric.hostmap import HostMap
 from fabricdoc.fabric.identity import identify
-from fabricdoc.model.ib import IbCable, IbTopology
+from fabricdoc.model.ib import IbCable, IbPortState, IbTopology
 from fabricdoc.model.records import Node, PortRef, PortState
 from fabricdoc.model.topology import Fabric
 
@@ -120,14 +120,16 @@ def attach_cables(fabric: Fabric, cables: Iterable[IbCable]) -> int:
 
 
 def cap_supported(states: Iterable[PortState]) -> list[PortState]:
-    """Cap each port's supported maximum at the width and speed most of the fabric trained at.
+    """Judge each up port's expected width and speed from the tools' hints, the majority rule last.
 
-    A port is degraded when it trained below what both ends support, but ibsim
-    (and some firmware) reports every port as 12X-capable, which would make every
-    4X link look degraded. A real fabric's links are built alike, so the most
-    common trained width/speed is the design; a port's maximum is
-    ``min(supported, max(trained, design))``: a 1X link in a 4X fabric is
-    degraded, a 4X link that "could be 12X" is not.
+    Speed: iblinkinfo's "Could be N Gbps" (or, with no phrase, the trained speed: both ends
+    support no more) is what both ends' LinkSpeedSupported allow, so it stands as read
+    (``max_lane_gbps_from`` ``could_be``): a link trained at SDR on a QDR fabric is degraded even when
+    many links trained low. Width: ibsim (and some firmware) reports every port 12X-capable,
+    so "Could be 12X" is capped at ``max(trained, the fabric's most common trained width)``;
+    where that cap lowers the hint, ``max_lanes_from`` is ``majority``. A 1X link in a 4X fabric is
+    degraded, a 4X link that "could be 12X" is not. States without a hint source are
+    judged by the majority rule for both.
     """
     states = list(states)
     up = [s for s in states if s.state != "Down" and s.lanes and s.lane_gbps]
@@ -135,15 +137,39 @@ def cap_supported(states: Iterable[PortState]) -> list[PortState]:
         return states
     design_lanes = Counter(s.lanes for s in up).most_common(1)[0][0]
     design_gbps = Counter(s.lane_gbps for s in up).most_common(1)[0][0]
-    out = []
+    out: list[PortState] = []
     for s in states:
         if s.state != "Down" and s.lanes and s.lane_gbps:
+            hinted = getattr(s, "max_lane_gbps_from", None) == "could_be"
             sup_l = s.max_lanes or s.lanes
             sup_g = s.max_lane_gbps or s.lane_gbps
             new_l = min(sup_l, max(s.lanes, design_lanes))
-            new_g = min(sup_g, max(s.lane_gbps, design_gbps))
+            new_g = sup_g if hinted else min(sup_g, max(s.lane_gbps, design_gbps))
             if (new_l, new_g) != (s.max_lanes, s.max_lane_gbps):
                 s = replace(s, max_lanes=new_l, max_lane_gbps=new_g)
+            if isinstance(s, IbPortState):
+                s = replace(s, max_lanes_from="majority" if new_l < sup_l else s.max_lanes_from or "majority",
+                            max_lane_gbps_from="majority" if new_g < sup_g else s.max_lane_gbps_from or "majority")
+        out.append(s)
+    return out
+
+
+def expect_from_topology(states: Iterable[PortState], expected: Fabric) -> list[PortState]:
+    """Raise each up port's expected width and speed to what the expected fabric (a topology file)
+    says its cable runs at (``max_*_from`` ``topology``). A saved discovery records what links
+    trained at when it was taken, so it never lowers what the tools' hints expect; ports of cables
+    the file does not know keep theirs."""
+    out: list[PortState] = []
+    for s in states:
+        link = expected.link_at(PortRef(s.node, s.port))
+        if link is not None and s.state != "Down" and s.lanes and s.lane_gbps:
+            if not isinstance(s, IbPortState):
+                s = IbPortState(**{f.name: getattr(s, f.name) for f in fields(PortState)})
+            topo_l, topo_g = link.max_lanes or link.lanes, link.max_lane_gbps or link.lane_gbps
+            if topo_l >= (s.max_lanes or 0):
+                s = replace(s, max_lanes=topo_l, max_lanes_from="topology")
+            if topo_g >= (s.max_lane_gbps or 0) * 0.99:
+                s = replace(s, max_lane_gbps=max(topo_g, s.max_lane_gbps or 0), max_lane_gbps_from="topology")
         out.append(s)
     return out
 

@@ -87,9 +87,50 @@ class StateEvidence(_Kind):
     lane_gbps: float | None = None
     supported_lane_gbps: float | None = None
     source: str | None = None
+    # What set the supported (expected) width/speed: "topology", "enabled", "supported",
+    # "could_be" (iblinkinfo's hint) or "majority" (the fabric's most common, last resort).
+    expected_from: str | None = None
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> StateEvidence:
+        return cls._from(d)
+
+
+@dataclass(frozen=True)
+class NotRespondingEvidence(_Kind):
+    """A live discovery did not reach this port's node while the switch port facing it is up.
+
+    ``node``/``port``: the silent end (labels); ``switch``/``switch_port``: the port facing it,
+    with ``switch_state``/``switch_phys_state`` exactly as ``source`` read them (iblinkinfo);
+    ``far_answered`` False when that tool printed "Port not available" for the far end.
+    """
+
+    kind: ClassVar[str] = "not_responding"
+    node: str
+    port: int
+    switch: str
+    switch_port: int
+    switch_state: str
+    switch_phys_state: str | None = None
+    far_answered: bool | None = None
+    source: str | None = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> NotRespondingEvidence:
+        return cls._from(d)
+
+
+@dataclass(frozen=True)
+class NotDiscoveredEvidence(_Kind):
+    """An expected port missing from a live discovery, with nothing read about its state."""
+
+    kind: ClassVar[str] = "not_discovered"
+    node: str
+    port: int
+    source: str | None = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> NotDiscoveredEvidence:
         return cls._from(d)
 
 
@@ -190,14 +231,32 @@ class GpuEvidence(_Kind):
         return cls._from({**d, "problems": tuple(d.get("problems") or ())})
 
 
+@dataclass(frozen=True)
+class CandidatesEvidence(_Kind):
+    """Inference: the evidence cannot tell these parts apart (a NIC or its cable; cables that
+    explain the same slow tests). ``tell_apart`` says what would; ``tests`` are host-port pairs
+    ``((label, port), (label, port))`` whose re-test separates them."""
+
+    kind: ClassVar[str] = "candidates"
+    candidates: tuple[str, ...]
+    tell_apart: str
+    tests: tuple[tuple[tuple[str, int], tuple[str, int]], ...] = ()
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> CandidatesEvidence:
+        tests = tuple((tuple(a), tuple(b)) for a, b in d.get("tests") or ())
+        return cls._from({**d, "candidates": tuple(d.get("candidates") or ()), "tests": tests})
+
+
 Evidence = (
     CounterEvidence | StateEvidence | FlapEvidence | SlowPairsEvidence | CorruptionEvidence
-    | SwitchLinksEvidence | GpuEvidence
+    | SwitchLinksEvidence | GpuEvidence | CandidatesEvidence
+    | NotRespondingEvidence | NotDiscoveredEvidence
 )
 EVIDENCE_KINDS: dict[str, Any] = {
     cls.kind: cls
     for cls in (CounterEvidence, StateEvidence, FlapEvidence, SlowPairsEvidence, CorruptionEvidence,
-                SwitchLinksEvidence, GpuEvidence)
+                SwitchLinksEvidence, GpuEvidence, CandidatesEvidence, NotRespondingEvidence, NotDiscoveredEvidence)
 }
 
 

@@ -9,7 +9,7 @@ from typing import Any, Literal
 from fabricdoc.model.evidence import Evidence, evidence_from_dict
 from fabricdoc.model.severity import Severity
 
-FindingKind = Literal["link", "switch", "host", "nic", "gpu", "port"]
+FindingKind = Literal["link", "switch", "host", "nic", "gpu", "port", "pair"]  # pair: a slow test nothing explains
 
 
 @dataclass
@@ -88,8 +88,8 @@ def component_of(kind: str, node_ids: list[str], endpoints: list[tuple[str, int]
     """A part's identity from fabric ids: a cable by its two ``id/port`` ends sorted, a port by its
     ``id/port``, a node by its id(s); the name only when the finding carries no ids."""
     if endpoints and len(node_ids) == len(endpoints):
-        ends = sorted(f"{nid}/{int(port)}" for nid, (_, port) in zip(node_ids, endpoints, strict=True))
-        return "~".join(ends[:1] if kind == "port" else ends)
+        ends = [f"{nid}/{int(port)}" for nid, (_, port) in zip(node_ids, endpoints, strict=True)]
+        return ends[0] if kind == "port" else "~".join(sorted(ends))  # a port: its own end, listed first
     if endpoints and kind == "port" and node_ids:
         return f"{node_ids[0]}/{int(endpoints[0][1])}"
     return ",".join(sorted(node_ids)) or name

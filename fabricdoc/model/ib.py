@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from fabricdoc.model.records import PortRef
+from fabricdoc.model.records import PortRef, PortState
 
 
 @functools.lru_cache(maxsize=65536)
@@ -39,6 +39,34 @@ class ToolWarning:
 
     def __str__(self) -> str:
         return f"{self.source}:{self.line_no}: {self.text}"
+
+
+# What a live discovery observed about an expected port that is not a state any tool reported:
+# the CA (or switch) behind an up switch port did not answer ibnetdiscover's MADs, or nothing at
+# all was read about the port (neither end in the discovery, iblinkinfo silent about both).
+NO_RESPONSE = "NoResponse"
+NOT_DISCOVERED = "NotDiscovered"
+OBSERVED_ONLY = (NO_RESPONSE, NOT_DISCOVERED)
+# Where a port's expected width and speed came from, best first.
+EXPECTED_FROM = ("topology", "enabled", "supported", "could_be", "majority")
+
+
+@dataclass(frozen=True)
+class IbPortState(PortState):
+    """An InfiniBand PortState that says where its expected maximum came from and what the far end did.
+
+    ``max_lanes_from``/``max_lane_gbps_from`` name the source of ``max_lanes``/``max_lane_gbps``: ``topology``
+    (the expected fabric file), ``enabled``/``supported`` (PortInfo LinkSpeed/WidthEnabled or
+    Supported of both ends), ``could_be`` (iblinkinfo's hint, or its absence: the link runs at
+    what both ends support), ``majority`` (the fabric's most common trained value, last resort).
+    ``far_answered`` is False when iblinkinfo printed "Port not available" for the far end.
+    ``state`` is ``NO_RESPONSE``/``NOT_DISCOVERED`` only for what a live discovery observed
+    (see ``OBSERVED_ONLY``); ``source`` then says which tools saw what.
+    """
+
+    max_lanes_from: str | None = None
+    max_lane_gbps_from: str | None = None
+    far_answered: bool | None = None
 
 
 @dataclass(frozen=True)

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from fabricdoc.model.evidence import (
+    CandidatesEvidence,
     CorruptionEvidence,
     CounterEvidence,
     Evidence,
     FlapEvidence,
     GpuEvidence,
+    NotDiscoveredEvidence,
+    NotRespondingEvidence,
     SlowPairsEvidence,
     StateEvidence,
     SwitchLinksEvidence,
@@ -34,7 +37,17 @@ def evidence_line(ev: Evidence) -> str:
         where = f" at {safe(ev.node)}[{ev.port}]" if ev.node is not None else ""
         state = f"port {safe(ev.state)}" if ev.state else "link"
         source = f" ({safe(ev.source)})" if ev.source else ""
-        return f"{state}{where}{extra}{source}"
+        expected = f", expected from {safe(ev.expected_from)}" if ev.expected_from and extra else ""
+        return f"{state}{where}{extra}{expected}{source}"
+    if isinstance(ev, NotRespondingEvidence):
+        far = "; the far end did not answer" if ev.far_answered is False else ""
+        source = f" ({safe(ev.source)})" if ev.source else ""
+        return (f"{safe(ev.node)}[{ev.port}] not responding: missing from the live discovery while "
+                f"{safe(ev.switch)}[{ev.switch_port}] facing it is {safe(ev.switch_state)}"
+                f"{'/' + safe(ev.switch_phys_state) if ev.switch_phys_state else ''}{far}{source}")
+    if isinstance(ev, NotDiscoveredEvidence):
+        source = f" ({safe(ev.source)})" if ev.source else ""
+        return f"{safe(ev.node)}[{ev.port}] not discovered; no tool read its state{source}"
     if isinstance(ev, FlapEvidence):
         rate = f", {ev.per_minute:g}/min" if ev.per_minute else ""
         return f"{ev.flaps} link-down events{rate}"
@@ -50,6 +63,11 @@ def evidence_line(ev: Evidence) -> str:
         return f"{ev.links_bad} of {ev.links_total} links bad ({ev.links_down} down)"
     if isinstance(ev, GpuEvidence):
         return "GPU: " + ", ".join(safe(p) for p in ev.problems)
+    if isinstance(ev, CandidatesEvidence):
+        line = "could be " + " or ".join(safe(c) for c in ev.candidates) + f": {safe(ev.tell_apart)}"
+        if ev.tests:
+            line += "; re-test " + ", ".join(f"{safe(a[0])}[{a[1]}] -> {safe(b[0])}[{b[1]}]" for a, b in ev.tests)
+        return line
     return safe(ev)
 
 
@@ -93,10 +111,12 @@ def summary_text(report: Report, evidence_per_finding: int = 3) -> str:
             lines.append(
                 f"{fd.id:<5} {fd.severity:<9} {fd.kind:<7} {safe(fd.fault):<19} {fd.confidence:>4.2f}  {safe(fd.name)}"
             )
-            for ev in fd.evidence[:evidence_per_finding]:
+            # What the evidence cannot tell apart is always shown: it decides what to do next.
+            facts = [ev for ev in fd.evidence if not isinstance(ev, CandidatesEvidence)]
+            for ev in facts[:evidence_per_finding] + fd.evidence_of(CandidatesEvidence):
                 lines.append(f"{'':>6}- {evidence_line(ev)}")
-            if len(fd.evidence) > evidence_per_finding:
-                lines.append(f"{'':>6}  (+{len(fd.evidence) - evidence_per_finding} more evidence items in the JSON report)")
+            if len(facts) > evidence_per_finding:
+                lines.append(f"{'':>6}  (+{len(facts) - evidence_per_finding} more evidence items in the JSON report)")
     if report.impact and report.impact.get("allreduce_busbw_gbps"):
         bw = report.impact["allreduce_busbw_gbps"]
         lines.append("")

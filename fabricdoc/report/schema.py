@@ -33,7 +33,16 @@ EVIDENCE_SCHEMAS: list[dict[str, Any]] = [
           {"node": _STR_OR_NULL, "port": {"type": ["integer", "null"]}, "state": _STR_OR_NULL,
            "phys_state": _STR_OR_NULL, "lanes": {"type": ["integer", "null"]},
            "supported_lanes": {"type": ["integer", "null"]}, "lane_gbps": _NUM, "supported_lane_gbps": _NUM,
-           "source": _STR_OR_NULL}),
+           "source": _STR_OR_NULL,
+           "expected_from": {"enum": ["topology", "enabled", "supported", "could_be", "majority", None],
+                             "description": "what set the supported width/speed the port is judged against"}}),
+    _kind("not_responding", "a CA missing from a live discovery while the switch port facing it is up",
+          ["node", "port", "switch", "switch_port", "switch_state"],
+          {"node": {"type": "string"}, "port": _INT, "switch": {"type": "string"}, "switch_port": _INT,
+           "switch_state": {"type": "string"}, "switch_phys_state": _STR_OR_NULL,
+           "far_answered": {"type": ["boolean", "null"]}, "source": _STR_OR_NULL}),
+    _kind("not_discovered", "an expected port no tool read: missing from discovery, no state known",
+          ["node", "port"], {"node": {"type": "string"}, "port": _INT, "source": _STR_OR_NULL}),
     _kind("event", "link-down events on a cable (epoch seconds)", ["flaps", "first", "last"],
           {"flaps": _INT, "first": {"type": "number"}, "last": {"type": "number"}, "per_minute": _NUM}),
     _kind("pairs", "bandwidth tomography: slow tests through this cable", ["tests", "slow", "worst_ratio", "median_ratio"],
@@ -49,6 +58,11 @@ EVIDENCE_SCHEMAS: list[dict[str, Any]] = [
               "type": "array", "prefixItems": [{"type": "string"}, {"type": "string"}, {"type": "integer"}]}}}),
     _kind("switch_links", "inference over a switch's cables", ["links_bad", "links_total", "links_down"],
           {"links_bad": _INT, "links_total": _INT, "links_down": _INT}),
+    _kind("candidates", "parts the evidence cannot tell apart, what would, and re-tests that would",
+          ["candidates", "tell_apart"],
+          {"candidates": {"type": "array", "items": {"type": "string"}, "minItems": 2},
+           "tell_apart": {"type": "string"},
+           "tests": {"type": "array", "items": {"type": "array", "items": _PORT, "minItems": 2, "maxItems": 2}}}),
     _kind("gpu", "NVML facts a GPU rule judged a fault", ["problems"],
           {"uuid": _STR_OR_NULL, "problems": {"type": "array", "items": {"type": "string"}}}),
 ]
@@ -121,7 +135,7 @@ REPORT_SCHEMA: dict[str, Any] = {
                     "key": {"type": "string", "description": "kind:component:fault, the same for the same fault on "
                             "the same part in every sweep: component is fabric ids and ports (GUID/port on "
                             "InfiniBand), never labels. Slurm reasons, metrics and the history use it"},
-                    "kind": {"enum": ["link", "switch", "host", "nic", "gpu", "port"]},
+                    "kind": {"enum": ["link", "switch", "host", "nic", "gpu", "port", "pair"]},
                     "name": {"type": "string", "description": "human name as the fabric labels it (untrusted text)"},
                     "endpoints": {
                         "type": ["array", "null"],

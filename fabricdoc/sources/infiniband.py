@@ -12,8 +12,12 @@ How ``fabricdoc sweep --fabric ib`` / ``--fabric ibsim:NETFILE`` uses it::
 returns a Fabric whose node ids are GUIDs and whose paths follow OpenSM's
 LFTs. ``collect`` discovers again (what is there *now*), reads link states,
 and takes two whole-fabric counter samples ``interval_s`` apart (or one against
-a baseline). Links the expected fabric has but the live one lacks come out as
-``PortState(state="Down")`` at both ends. Every tool run is recorded in the
+a baseline). For links the expected fabric has but the live one lacks, only what
+was seen is recorded: iblinkinfo's own state of an end it read (Down is that tool's
+word), ``NoResponse`` for the far end of a port iblinkinfo read up (the CA stopped
+answering), ``NotDiscovered`` where nothing was read. Width and speed are judged
+against the expected topology when one was given, else the tools' hints, the
+majority rule last (``IbPortState.max_*_from`` says which). Every tool run is recorded in the
 HealthRecorder; a tool that fails is recorded there (one line naming the
 tool) and the other tools' results are kept. Saved outputs (an ibnetdiscover
 file, concatenated ibroute dumps) are read here too.
@@ -35,7 +39,16 @@ from fabricdoc.fabric import infiniband as ibfabric
 from fabricdoc.fabric.hostmap import HostMap
 from fabricdoc.fabric.identity import identify
 from fabricdoc.fabric.routes import apply_lfts
-from fabricdoc.model.ib import IbNodeRecord, IbRoute, IbRoutes, IbTopology, ToolWarning
+from fabricdoc.model.ib import (
+    NO_RESPONSE,
+    NOT_DISCOVERED,
+    IbNodeRecord,
+    IbPortState,
+    IbRoute,
+    IbRoutes,
+    IbTopology,
+    ToolWarning,
+)
 from fabricdoc.model.inputs import read_text
 from fabricdoc.model.records import (
     Observations,
@@ -256,23 +269,53 @@ def sample_counters(runner: IbRunner, topo: IbTopology | None, log: _Log, label:
     return _sample_merge(err_run, dat_run, topo, log, label)
 
 
-def missing_link_states(expected: Fabric, live: IbTopology | None) -> list[PortState]:
-    """``Down`` states for both ends of every expected link the live fabric does not show."""
+_UP_STATES = ("Active", "Armed", "Init")
+
+
+def missing_link_states(expected: Fabric, live: IbTopology | None, read: Sequence[PortState] = ()) -> list[PortState]:
+    """What was observed about each expected link the live ibnetdiscover does not show, and only that.
+
+    ``read`` are the states iblinkinfo reported. An end it read up (Active, Armed, Init) means
+    the far end did not answer the discovery: the far end gets a ``NoResponse`` record naming
+    what was read. An end it read down (Down/Polling, Disabled) needs nothing more: that state
+    is the evidence. A link neither of whose ends was read gets ``NotDiscovered`` at both ends
+    (missing from discovery, state unknown). No record here claims a state a tool did not report.
+    """
     if live is None:
         return []
     cabled: dict[PortRef, PortRef] = {}
     for n in live.nodes:
         for p in n.ports:
             cabled[PortRef(n.guid, p.port)] = PortRef(p.remote_guid, p.remote_port)
+    seen = {s.ref: s for s in read}
     out: list[PortState] = []
     for key in expected.links:
         if cabled.get(key.a) == key.b or cabled.get(key.b) == key.a:
             continue
-        for end, other in ((key.a, key.b), (key.b, key.a)):
-            out.append(
-                PortState(end.node, end.port, "Down", phys_state=None, peer=other, source="ibnetdiscover (link missing)")
-            )
+        ends = ((key.a, key.b), (key.b, key.a))
+        if not any(end in seen for end, _ in ends):
+            for end, other in ends:
+                out.append(IbPortState(end.node, end.port, NOT_DISCOVERED, peer=other,
+                                       source="ibnetdiscover (not in the live discovery); iblinkinfo: not listed"))
+            continue
+        for end, other in ends:
+            st = seen.get(end)
+            if st is None or st.state not in _UP_STATES or other in seen:
+                continue
+            said = f"{st.state}/{st.phys_state}" if st.phys_state else st.state
+            if getattr(st, "far_answered", None) is False:
+                said += ', far end "Port not available"'
+            out.append(IbPortState(
+                other.node, other.port, NO_RESPONSE, peer=end,
+                source=f"ibnetdiscover (not in the live discovery); iblinkinfo: "
+                       f"{expected.label(end.node)}[{end.port}] {said}",
+            ))
     return out
+
+
+def _topology_given(fabric: Fabric, runner: IbRunner) -> bool:
+    """Whether ``fabric`` is an expected topology (a file) rather than this runner's live discovery."""
+    return fabric.source != runner.describe()
 
 
 def collect(
@@ -309,7 +352,9 @@ def collect(
             _record_warnings(log, "ibnetdiscover", topo.warnings if topo is not None else ())
         log.progress("ibnetdiscover", 1, 4)
         states = ibfabric.cap_supported(_linkinfo_parse(link.result(), topo or IbTopology(()), log))
-        states += missing_link_states(fabric, topo)
+        if _topology_given(fabric, runner):
+            states = ibfabric.expect_from_topology(states, fabric)
+        states += missing_link_states(fabric, topo, states)
         log.progress("iblinkinfo", 2, 4)
         if first is not None:
             before = _sample_merge(first[0].result(), first[1].result(), topo, log, "sample 1")

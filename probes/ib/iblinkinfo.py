@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from fabricdoc.probes.ib.common import whole_lines
 
 from fabricdoc.errors import ParseError
-from fabricdoc.model.ib import IB_SPEEDS, guid_id
-from fabricdoc.model.records import PortRef, PortState
+from fabricdoc.model.ib import IB_SPEEDS, IbPortState, guid_id
+from fabricdoc.model.records import PortRef
 
 _ILI_SWITCH = re.compile(r"^Switch:\s+(0x[0-9a-fA-F]+)\s+(.*):$")
 _ILI_CA = re.compile(r"^(CA|Router):\s+(.*):$")
@@ -49,6 +49,7 @@ class IbLinkInfoPort:
     remote_lid: int | None
     remote_port: int | None
     remote_description: str
+    remote_answered: bool = True  # False: iblinkinfo printed "Port not available" for the far end
 
 
 def could_be(hint: str) -> tuple[int | None, float | None]:
@@ -98,9 +99,10 @@ def parse_iblinkinfo_lines(text: str, source: str = "iblinkinfo") -> list[IbLink
         link = _ILI_LINK.match(m.group(4))
         far = m.group(5).strip()
         remote = _ILI_REMOTE.match(far)
+        answered = True
         if remote is None and _ILI_UNAVAILABLE.match(far):
             # The link is up but the far end does not answer MADs (ibsim: Error "node"[port] 100).
-            remote = _ILI_REMOTE.match('[  ] "" ( )')
+            remote, answered = _ILI_REMOTE.match('[  ] "" ( )'), False
         if not link or not remote:
             raise ParseError(source, no, raw, "cannot read the link state or the remote end")
         state = _STATE_NAMES.get(link.group(4))
@@ -127,6 +129,7 @@ def parse_iblinkinfo_lines(text: str, source: str = "iblinkinfo") -> list[IbLink
                 remote_lid=int(remote.group(2)) if remote.group(2) and remote.group(3) else None,
                 remote_port=int(remote.group(3)) if remote.group(3) else (int(remote.group(2)) if remote.group(2) else None),
                 remote_description=remote.group(4),
+                remote_answered=answered,
             )
         )
     if not out:
@@ -142,17 +145,19 @@ def parse_iblinkinfo(
     *,
     port_guid_to_node: Mapping[str, PortRef] | None = None,
     lid_to_port: Mapping[int, PortRef] | None = None,
-) -> list[PortState]:
-    """Parse ``iblinkinfo`` into one PortState per port.
+) -> list[IbPortState]:
+    """Parse ``iblinkinfo`` into one IbPortState per port.
 
     ``lanes``/``lane_gbps`` are what the port trained at; ``max_*`` what iblinkinfo
-    says both ends could do (its "Could be" hint), else the trained values.
+    says both ends could do (both "Could be" phrases, width and speed, each read on its
+    own), else the trained values (no phrase: the link runs at what both ends support);
+    ``max_lanes_from``/``max_lane_gbps_from`` are ``could_be`` for an up port.
     ``port_guid_to_node`` (from ibnetdiscover) turns a CA's port GUID into its node
     GUID; ``lid_to_port`` resolves the remote end into ``peer``.
     """
     guids = port_guid_to_node or {}
     lids = lid_to_port or {}
-    states: list[PortState] = []
+    states: list[IbPortState] = []
     for rec in parse_iblinkinfo_lines(text, source):
         if rec.node_guid is not None:
             node = rec.node_guid
@@ -170,7 +175,7 @@ def parse_iblinkinfo(
                 peer = PortRef(f"lid:{rec.remote_lid}", rec.remote_port)
         up = rec.state != "Down"
         states.append(
-            PortState(
+            IbPortState(
                 node=node,
                 port=rec.port,
                 state=rec.state,
@@ -181,6 +186,9 @@ def parse_iblinkinfo(
                 max_lane_gbps=(rec.could_be_gbps or rec.lane_gbps) if up else None,
                 peer=peer,
                 source="iblinkinfo",
+                max_lanes_from="could_be" if up else None,
+                max_lane_gbps_from="could_be" if up else None,
+                far_answered=rec.remote_answered if up else None,
             )
         )
     return states

@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fabricdoc.errors import TopologyError
-from fabricdoc.fabric.faults import FAULT_KINDS, Fault
+from fabricdoc.fabric.faults import FAULT_KINDS, HOST_FAULT_KINDS, Fault
 from fabricdoc.model.counters import lookup
 from fabricdoc.model.flows import maxmin
+from fabricdoc.model.ib import NO_RESPONSE
 from fabricdoc.model.paths import Channel, directed, expected_gbps
 from fabricdoc.model.records import (
     LinkEvent,
@@ -33,6 +34,8 @@ from fabricdoc.model.topology import Fabric
 
 # Fraction of link rate a healthy bandwidth test reaches (protocol overhead).
 EFFICIENCY = 0.92
+# Bandwidth a faulty cable keeps, by fault kind, unless the fault gives its own ``factor``.
+FACTORS = {"slow": 0.5, "congested": 0.5, "lossy": 0.8, "rcv_errors": 0.9, "flapping": 0.7, "bad_nic": 0.3}
 
 
 @dataclass
@@ -74,10 +77,12 @@ class Simulator:
         # Remaining bandwidth factor per link from faults that counters may not show.
         self.factor: dict[LinkKey, float] = {}
         for f in self.faults:
-            if f.kind in ("slow", "congested", "lossy", "flapping", "bad_nic"):
+            if f.kind in FACTORS:
                 key = f.link(fabric)
-                default = {"slow": 0.5, "congested": 0.5, "lossy": 0.8, "flapping": 0.7, "bad_nic": 0.3}[f.kind]
-                self.factor[key] = self.factor.get(key, 1.0) * (f.factor if f.factor is not None else default)
+                self.factor[key] = self.factor.get(key, 1.0) * (f.factor if f.factor is not None else FACTORS[f.kind])
+        # Cables that carry no data (tests through them hang) and host ports whose CA is silent.
+        self.hung: set[LinkKey] = {f.link(fabric) for f in self.faults if f.kind == "hung"}
+        self.silent: set[PortRef] = {f.port for f in self.faults if f.kind == "silent_hca" and f.port is not None}
 
     def _validate(self) -> None:
         for f in self.faults:
@@ -88,11 +93,18 @@ class Simulator:
                     raise TopologyError(f"fault dead_switch: no switch {f.switch!r}")
             else:
                 f.link(self.fabric)
-            if f.kind == "bad_nic" and self.fabric.nodes[f.port.node].kind != "host":  # type: ignore[union-attr]
-                raise TopologyError(f"fault bad_nic: {f.port} is not a host port")
+            if f.kind in HOST_FAULT_KINDS and self.fabric.nodes[f.port.node].kind != "host":  # type: ignore[union-attr]
+                raise TopologyError(f"fault {f.kind}: {f.port} is not a host port")
 
     # -- fabrics -----------------------------------------------------------
     def _truth_fabric(self) -> Fabric:
+        """The fabric as it is now: down links, trained widths and speeds, and today's routes.
+
+        When links went down, a subnet manager routes around them: forwarding tables
+        read now (ibroute) are new ones, so tables from before the failure are replaced
+        by min-hop tables over the live links, and every path, expected rate and flow
+        follows today's routes.
+        """
         truth = self.fabric.copy()
         for f in self.faults:
             if f.kind == "down":
@@ -102,17 +114,33 @@ class Simulator:
                     link.state = "down"
             elif f.kind == "degraded":
                 link = truth.links[f.link(truth)]
-                link.lanes = f.lanes if f.lanes is not None else max(1, link.lanes // 2)
+                if f.lanes is not None:
+                    link.lanes = f.lanes
+                elif f.lane_gbps is None:
+                    link.lanes = max(1, link.lanes // 2)  # neither given: trained at half width
                 if f.lane_gbps is not None:
                     link.lane_gbps = f.lane_gbps
+        if truth.lfts and any(link.state == "down" for link in truth.links.values()):
+            truth.lfts = rerouted_lfts(truth)
         truth._invalidate()
         return truth
 
     # -- records -------------------------------------------------------------
     def port_states(self) -> list[PortState]:
+        """What a discovery shows of every cabled port (iblinkinfo).
+
+        A silent CA answers nothing: its port has no record of its own, and its switch port
+        shows Active/LinkUp with no peer discovered behind it; like the InfiniBand source
+        (``missing_link_states``), the silent end is then recorded as ``NoResponse``.
+        """
         out = []
         for key, link in self.truth.links.items():
             for end in (key.a, key.b):
+                if end in self.silent:
+                    if link.state == "up":
+                        out.append(PortState(end.node, end.port, NO_RESPONSE, peer=key.other(end),
+                                             source="sim (not in the discovery; its switch port Active/LinkUp)"))
+                    continue
                 up = link.state == "up"
                 out.append(
                     PortState(
@@ -124,14 +152,14 @@ class Simulator:
                         lane_gbps=link.lane_gbps if up else None,
                         max_lanes=link.max_lanes,
                         max_lane_gbps=link.max_lane_gbps,
-                        peer=key.other(end) if up else None,
+                        peer=key.other(end) if up and key.other(end) not in self.silent else None,
                         source="sim",
                     )
                 )
         return out
 
     def counters(self, pairs: Iterable[PairResult] = ()) -> tuple[list[PortCounters], list[PortCounters]]:
-        """Two samples ``interval_s`` apart of every cabled port, IBTA PortCounters names."""
+        """Two samples ``interval_s`` apart of every cabled port that answers, IBTA PortCounters names."""
         rng = self.rng
         t1 = self.t0 + self.interval_s
         ports = [end for key in self.truth.links for end in (key.a, key.b)]
@@ -161,6 +189,8 @@ class Simulator:
                 delta["SymbolErrorCounter"][i] += errs
                 delta["PortRcvErrors"][i] += max(1, errs // 10)
                 delta["LinkErrorRecoveryCounter"][i] += 0
+            elif f.kind == "rcv_errors":
+                delta["PortRcvErrors"][i] += max(1, int(round(f.rate_per_hour * self.interval_s / 3600.0)))
             elif f.kind == "flapping":
                 for k in (i, j):
                     delta["LinkDownedCounter"][k] += f.flaps
@@ -180,11 +210,14 @@ class Simulator:
             av["PortXmitData"] = int(min(before_data[i] + xmit_words[i], 2**32 - 1))
             bv["PortRcvData"] = int(before_data[i] // 2)
             av["PortRcvData"] = int(min(before_data[i] // 2 + xmit_words[i], 2**32 - 1))
+            if p in self.silent:
+                continue  # the CA answers no PerfMgt query: no sample, not zeros
             before.append(PortCounters(p.node, p.port, self.t0, bv, source="sim"))
             after.append(PortCounters(p.node, p.port, t1, av, source="sim"))
         return before, after
 
     def events(self) -> list[LinkEvent]:
+        """Link down/up events of flapping cables, inside the sampling interval."""
         out = []
         for f in self.faults:
             if f.kind != "flapping":
@@ -227,8 +260,9 @@ class Simulator:
         reports the slower direction. A test reaches ``EFFICIENCY`` of its fair share
         (protocol overhead), less a little noise. ``expected`` is what each test is
         judged against (default: :func:`fabricdoc.model.paths.expected_gbps` on the
-        routes discovery shows now, as a real sweep does). A test with no live route
-        could not run: status ``error``.
+        routes discovery shows now, as a real sweep does). A test with no live route,
+        or to or from a CA that stopped answering, could not run: status ``error``; one
+        through a cable that carries nothing started and never finished: ``hung``.
         """
         per = 2 if bidirectional else 1
         if expected is None:
@@ -238,6 +272,7 @@ class Simulator:
                     expected.append(expected_gbps(self.truth, src, dst, bidirectional))
                 except TopologyError:
                     expected.append(None)
+        test = "all_reduce" if bidirectional else "sendrecv"
         flows: list[list[Channel]] = []
         failed: dict[int, PairResult] = {}
         for t, (src, dst) in enumerate(tests):
@@ -251,10 +286,19 @@ class Simulator:
                 failed[t] = PairResult(src, dst, "error", None, expected[t], round=r, error="peer unreachable")
                 flows.extend([] for _ in range(per))
                 continue
+            if src in self.silent or dst in self.silent:
+                failed[t] = PairResult(src, dst, "error", None, expected[t], round=r,
+                                       error="connection timed out (CA not responding)")
+                flows.extend([] for _ in range(per))
+                continue
+            if any(k in self.hung for p in paths for k in p[0]):  # type: ignore[index]
+                failed[t] = PairResult(src, dst, "hung", None, expected[t], round=r,
+                                       error="started, never finished", test=test)
+                flows.extend([] for _ in range(per))
+                continue
             flows.extend(directed(path, start) for path, start in paths)  # type: ignore[misc]
         rates = self._maxmin(flows)
         out = []
-        test = "all_reduce" if bidirectional else "sendrecv"
         for t, (src, dst) in enumerate(tests):
             if t in failed:
                 out.append(failed[t])
@@ -270,9 +314,11 @@ class Simulator:
         return out
 
     def _maxmin(self, flows: list[list[Channel]]) -> np.ndarray:
+        """Max-min fair rates of ``flows`` over the faulty fabric's directed capacities."""
         return maxmin(flows, lambda k: self.truth.links[k].capacity_gbps * self.factor.get(k, 1.0))
 
     def run(self, rounds: Sequence[Sequence[tuple[PortRef, PortRef]]] = ()) -> SimResult:
+        """A whole simulated sweep: ``rounds`` of tests, two counter samples, states and events."""
         pairs = self.bandwidth(rounds)
         before, after = self.counters(pairs)
         obs = Observations(
@@ -293,6 +339,7 @@ class Simulator:
 
 
 def _max(name: str) -> int:
+    """The largest value a counter holds (it saturates there)."""
     cdef = lookup(name)
     return (1 << (cdef.width_bits if cdef else 64)) - 1
 
@@ -313,3 +360,43 @@ def random_faults(
         kind = str(rng.choice(list(kinds)))
         out.append(Fault(kind=kind, port=key.a))
     return out
+
+
+def rerouted_lfts(fabric: Fabric) -> dict[str, dict[int, int]]:
+    """Min-hop forwarding tables over the live links, as a subnet manager computes them after a failure.
+
+    Each switch forwards a destination LID to a live port one hop closer to it; among
+    equally close ports the LID picks one (LID mod count), spreading destinations.
+    Switches that cannot reach a destination get no entry for it.
+    """
+    live: dict[str, list[tuple[PortRef, str]]] = {n: [] for n in fabric.nodes}
+    for key, link in fabric.links.items():
+        if link.state != "down":
+            live[key.a.node].append((key.a, key.b.node))
+            live[key.b.node].append((key.b, key.a.node))
+    tables: dict[str, dict[int, int]] = {sw.id: {} for sw in fabric.switches()}
+    switch_ids = set(tables)
+    for dst, lid in sorted(fabric.port_lids.items(), key=lambda kv: kv[1]):
+        link = fabric.link_at(dst)
+        if link is None or link.state == "down" or fabric.nodes[dst.node].kind != "host":
+            continue
+        leaf = link.key.other(dst)
+        if leaf.node not in switch_ids:
+            continue
+        tables[leaf.node][lid] = leaf.port
+        dist = {leaf.node: 0}
+        frontier = [leaf.node]
+        while frontier:
+            nxt = []
+            for here in frontier:
+                for _port, far in live[here]:
+                    if far in switch_ids and far not in dist:
+                        dist[far] = dist[here] + 1
+                        nxt.append(far)
+            frontier = nxt
+        for sw, d in dist.items():
+            if d == 0:
+                continue
+            ports = sorted(p.port for p, far in live[sw] if dist.get(far) == d - 1)
+            tables[sw][lid] = ports[lid % len(ports)]
+    return {sw: t for sw, t in tables.items() if t}

@@ -30,7 +30,8 @@ def build_fabric():
     return fabric
 
 
-def save(tool: str, case: str, argv: list[str], out: str, rc: int, note: str) -> None:
+def save(tool: str, case: str, argv: list[str], out: str, rc: int, note: str, net: str = "fabric.net",
+         script: str = "capture.py", sim: str = "ibsim") -> None:
     d = HERE / tool / case
     d.mkdir(parents=True, exist_ok=True)
     (d / "stdout.txt").write_text(out)
@@ -38,7 +39,7 @@ def save(tool: str, case: str, argv: list[str], out: str, rc: int, note: str) ->
     (d / "rc.txt").write_text(f"{rc}\n")
     (d / "README.md").write_text(
         f"# {tool} / {case}\n\nReal output of `{' '.join(argv)}` (exit status {rc}) run under "
-        f"ibsim + OpenSM 3.3.23 on `tests/data/ib/fabric.net` by `tests/data/ib/capture.py`.\n\n{note}\n"
+        f"{sim} + OpenSM 3.3.23 on `tests/data/ib/{net}` by `tests/data/ib/{script}`.\n\n{note}\n"
     )
 
 

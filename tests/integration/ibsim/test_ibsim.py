@@ -219,9 +219,14 @@ def test_an_expected_topology_file_reports_the_links_missing_now(ibsim_subnet, t
     fabric = ibsource.expected_fabric(runner, HealthRecorder(), expected)
     assert fabric.summary()["hosts"] == 64 and len(fabric.lfts) == 12
     obs = ibsource.collect(runner, fabric, HealthRecorder(), interval_s=0)
-    down = [s for s in obs.states if s.state == "Down" and s.source.startswith("ibnetdiscover")]
-    assert {(fabric.label(s.node), s.port) for s in down} == {("node0011", 1), ("leaf02", 3)}
+    # iblinkinfo read leaf02[3] Down/Polling: that is the evidence; nothing else claims a state.
+    assert not [s for s in obs.states if s.source.startswith("ibnetdiscover")]
+    down = [s for s in obs.states if s.state == "Down"]
+    assert [(fabric.label(s.node), s.port, s.phys_state, s.source) for s in down] == [
+        ("leaf02", 3, "Polling", "iblinkinfo")]
     assert link_names(localize(fabric, obs)) == {DEGRADED: "width_degraded", "leaf02[3] -- node0011[1]": "down"}
+    degraded = next(s for s in obs.states if fabric.label(s.node) == "node0006")
+    assert (degraded.lanes, degraded.max_lanes, degraded.max_lanes_from) == (1, 4, "topology")
 
 
 def test_the_sweep_command_runs_ibsim_itself_and_reuses_a_saved_baseline(tmp_path):
@@ -247,3 +252,124 @@ def test_the_sweep_command_runs_ibsim_itself_and_reuses_a_saved_baseline(tmp_pat
     again = subprocess.run([*base, "--baseline", str(sample)], capture_output=True, text=True, timeout=240)
     assert again.returncode == 1, again.stderr
     assert [f["fault"] for f in json.loads(again.stdout)["findings"]] == ["width_degraded"]
+
+
+def test_a_ca_that_stops_answering_is_its_nic_not_responding_with_no_down_evidence(ibsim_subnet):
+    from fabricdoc.model.evidence import NotRespondingEvidence, StateEvidence
+
+    sim = ibsim_subnet()
+    runner = IbRunner.for_sim(sim)
+    fabric = ibsource.discover(runner, HealthRecorder())
+    sim.send('Error "node0020"[1] 100')  # node0020's HCA drops every MAD; its cable stays up
+    obs = ibsource.collect(runner, fabric, HealthRecorder(), interval_s=0)
+    by_label = {n.label: n.id for n in fabric.nodes.values()}
+    switch_side = next(s for s in obs.states if s.peer is None and s.source == "iblinkinfo" and s.state == "Active")
+    assert (fabric.label(switch_side.node), switch_side.phys_state) == ("leaf03", "LinkUp")
+    assert not [s for s in obs.states if s.state == "Down"]
+    findings = localize(fabric, obs)
+    silent = [f for f in findings if f.fault == "not_responding"]
+    assert [(f.kind, f.name) for f in silent] == [("nic", "node0020 port 1")]
+    assert by_label["node0020"] in silent[0].node_ids
+    (ev,) = silent[0].evidence_of(NotRespondingEvidence)
+    assert (ev.node, ev.port, ev.switch, ev.switch_state, ev.switch_phys_state, ev.far_answered) == (
+        "node0020", 1, "leaf03", "Active", "LinkUp", False)
+    states = [e for f in findings for e in f.evidence_of(StateEvidence)]
+    assert all(e.state != "Down" for e in states)
+    assert {f.name: f.fault for f in findings if f.kind == "link"} == {DEGRADED: "width_degraded"}
+
+
+def _qdr(sdr_hosts: tuple[str, ...] = ()):
+    """A small QDR fat-tree; the named hosts' cables are enabled for SDR only at both ends (they train at 2.5 Gb/s)."""
+    fabric = fat_tree_2(leaves=2, spines=2, hosts_per_leaf=4)
+    for link in fabric.links.values():
+        link.lane_gbps = link.max_lane_gbps = 10.0
+    for host in sdr_hosts:
+        link = fabric.link_at(PortRef(host, 1))
+        link.lane_gbps = link.max_lane_gbps = 2.5
+    return fabric
+
+
+def test_links_trained_at_sdr_on_a_qdr_fabric_are_speed_degraded_even_when_most_are(ibsim_subnet):
+    from fabricdoc.model.evidence import StateEvidence
+
+    healthy = ibsim_subnet(_qdr(), name="healthy")
+    runner = IbRunner.for_sim(healthy)
+    fabric = ibsource.discover(runner, HealthRecorder())
+    assert localize(fabric, ibsource.collect(runner, fabric, HealthRecorder(), interval_s=0)) == []
+
+    low = ("node0001", "node0002", "node0003", "node0005", "node0006")  # 5 of 8 host cables: the majority
+    sim = ibsim_subnet(_qdr(low), name="sdr")
+    runner = IbRunner.for_sim(sim)
+    text = runner.iblinkinfo().stdout
+    assert "2.5 Gbps Active/  LinkUp" in text and "(Could be 12X Could be 10.0 Gbps)" in text
+    fabric = ibsource.discover(runner, HealthRecorder())
+    findings = localize(fabric, ibsource.collect(runner, fabric, HealthRecorder(), interval_s=0))
+    assert {f.name: f.fault for f in findings} == {
+        f"leaf0{1 + (int(h[-1]) - 1) // 4}[{1 + (int(h[-1]) - 1) % 4}] -- {h}[1]": "speed_degraded" for h in low}
+    for f in findings:
+        evs = f.evidence_of(StateEvidence)
+        assert evs and all((e.lane_gbps, e.supported_lane_gbps, e.expected_from) == (2.5, 10.0, "could_be")
+                           for e in evs)
+
+
+def test_the_sweep_command_fails_on_a_link_trained_at_sdr_and_passes_the_healthy_fabric(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from fabricdoc.fabric.netfile import write_netfile
+    from tests.helpers.ib import have_ibsim
+
+    if not have_ibsim():
+        pytest.skip("ibsim-utils, opensm or infiniband-diags not installed")
+    results = {}
+    for name, fabric in (("healthy", _qdr()), ("sdr", _qdr(("node0007",)))):
+        net = tmp_path / f"{name}.net"
+        net.write_text(write_netfile(fabric))
+        results[name] = subprocess.run(
+            [sys.executable, "-m", "fabricdoc", "sweep", "--fabric", f"ibsim:{net}", "--no-progress", "--json",
+             "--interval", "0"], capture_output=True, text=True, timeout=240)
+    assert results["healthy"].returncode == 0, results["healthy"].stdout[-2000:] + results["healthy"].stderr
+    assert json.loads(results["healthy"].stdout)["findings"] == []
+    assert results["sdr"].returncode == 1, results["sdr"].stderr
+    found = json.loads(results["sdr"].stdout)["findings"]
+    assert [(f["name"], f["fault"]) for f in found] == [("leaf02[3] -- node0007[1]", "speed_degraded")]
+    assert {e.get("expected_from") for e in found[0]["evidence"] if e["type"] == "state"} == {"could_be"}
+
+
+def _sample_with(sim, *commands: str):
+    """Discover, then two counter samples with ``commands`` sent to ibsim between them."""
+    runner = IbRunner.for_sim(sim)
+    fabric = ibsource.discover(runner, HealthRecorder())
+
+    def progress(step, done, total):
+        if step == "interval":
+            for c in commands:
+                sim.send(c)
+
+    return fabric, ibsource.collect(runner, fabric, HealthRecorder(), interval_s=0.3, progress=progress)
+
+
+def test_congestion_counters_name_the_port_where_it_builds_up_not_a_broken_link(ibsim_subnet):
+    fabric, obs = _sample_with(ibsim_subnet(), 'PerformanceSet "spine01"[3] PortCounters.PortXmitDiscards=5000',
+                               'PerformanceSet "spine01"[3] PortCounters.PortXmitWait=400000000')
+    findings = localize(fabric, obs)
+    congested = [f for f in findings if f.fault == "congestion"]
+    assert [(f.kind, f.name) for f in congested] == [("port", "spine01 port 3 (to leaf03 port 9)")]
+    assert congested[0].severity == "warning"
+    assert link_names(findings) == {DEGRADED: "width_degraded"}  # no broken cable invented
+
+
+def test_receive_errors_only_on_the_host_side_name_the_nic_and_its_cable(ibsim_subnet):
+    from fabricdoc.model.evidence import CandidatesEvidence
+
+    fabric, obs = _sample_with(ibsim_subnet(), 'PerformanceSet "node0020"[1] PortCounters.PortRcvErrors=40')
+    findings = localize(fabric, obs)
+    (nic,) = [f for f in findings if f.fault == "rcv_errors"]
+    assert (nic.kind, nic.name) == ("nic", "node0020 port 1")
+    (cands,) = nic.evidence_of(CandidatesEvidence)
+    assert cands.candidates[0] == "NIC node0020 port 1" and cands.candidates[1].startswith("cable ")
+    # The same host drains either way.
+    from fabricdoc.report.drain import drain_list
+
+    assert [d.node for d in drain_list(fabric, findings) if "rcv_errors" in d.reason] == ["node0020"]

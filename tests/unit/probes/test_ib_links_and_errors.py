@@ -103,3 +103,15 @@ def test_a_value_its_ibta_register_cannot_hold_is_refused_with_its_line(old, new
     with pytest.raises(ParseError, match=why) as info:
         parse_ibqueryerrors(bad, source="mail")
     assert info.value.line_no == line_no
+
+
+def test_iblinkinfo_reads_both_could_be_phrases_and_a_far_end_that_does_not_answer():
+    from tests.helpers.ib import captured
+
+    sdr = [s for s in parse_iblinkinfo(captured("iblinkinfo", "sdr_on_qdr")) if s.lane_gbps == 2.5]
+    assert len(sdr) == 2
+    assert {(s.lanes, s.max_lanes, s.max_lane_gbps, s.max_lanes_from, s.max_lane_gbps_from) for s in sdr} == {
+        (4, 12, 10.0, "could_be", "could_be")}
+    silent = [s for s in parse_iblinkinfo(captured("iblinkinfo", "ca_not_responding")) if s.far_answered is False]
+    assert [(s.node, s.port, s.state, s.phys_state, s.peer) for s in silent] == [
+        ("0x0002c90200000005", 2, "Active", "LinkUp", None)]

@@ -46,13 +46,28 @@ def expected():
     return fabric_from_ib(parse_ibnetdiscover(captured("ibnetdiscover", "healthy")))
 
 
-def test_links_gone_from_the_live_fabric_come_out_down_at_both_ends():
+def test_a_link_gone_from_the_live_fabric_is_down_only_where_iblinkinfo_said_down():
     fabric = expected()
     obs = ibsource.collect(ReplayRunner(ibnetdiscover="unlinked", iblinkinfo="unlinked"), fabric, HealthRecorder(), interval_s=0)
-    gone = {(s.node, s.port) for s in obs.states if s.source.startswith("ibnetdiscover")}
-    assert gone == {(LEAF04, 4), (NODE0016, 1)}
-    found = {f.name: f.fault for f in localize(fabric, obs) if f.kind == "link"}
-    assert found["leaf04[4] -- node0016[1]"] == "down"
+    assert not [s for s in obs.states if s.source.startswith("ibnetdiscover")]  # iblinkinfo read leaf04[4] Down
+    leaf_port = next(s for s in obs.states if (s.node, s.port) == (LEAF04, 4))
+    assert (leaf_port.state, leaf_port.phys_state, leaf_port.source) == ("Down", "Polling", "iblinkinfo")
+    found = {f.name: f for f in localize(fabric, obs) if f.kind == "link"}
+    down = found["leaf04[4] -- node0016[1]"]
+    assert down.fault == "down"
+    assert [(e.node, e.port, e.state, e.source) for e in down.evidence] == [("leaf04", 4, "Down", "iblinkinfo")]
+
+
+def test_a_link_nothing_was_read_about_is_not_discovered_with_no_state():
+    fabric = expected()
+    obs = ibsource.collect(ReplayRunner(ibnetdiscover="unlinked", iblinkinfo=ProbeError("iblinkinfo", "gone")),
+                           fabric, HealthRecorder(), interval_s=0)
+    gone = {(s.node, s.port): s.state for s in obs.states}
+    assert gone == {(LEAF04, 4): "NotDiscovered", (NODE0016, 1): "NotDiscovered"}
+    finding = next(f for f in localize(fabric, obs) if f.fault == "not_discovered")
+    assert finding.name == "leaf04[4] -- node0016[1]"
+    kinds = {e.kind for e in finding.evidence}
+    assert kinds == {"not_discovered"} and all(not hasattr(e, "state") for e in finding.evidence)
 
 
 def test_every_cabled_port_is_sampled_with_error_counters_zero_unless_listed():
@@ -127,3 +142,32 @@ def test_the_tools_own_warnings_in_a_live_discovery_are_kept_as_warnings_not_err
     assert fabric.switches() and warnings
     assert any("bad status 110" in (w.error or "") for w in warnings)
     assert all(w.error.startswith("ibnetdiscover:") for w in warnings)  # source:line: the tool's text
+
+
+def test_a_ca_that_stopped_answering_is_not_responding_behind_an_active_switch_port():
+    from fabricdoc.model.evidence import NotRespondingEvidence
+
+    fabric = fabric_from_ib(parse_ibnetdiscover(captured("ibnetdiscover", "healthy")))
+    obs = ibsource.collect(ReplayRunner(ibnetdiscover="ca_not_responding", iblinkinfo="ca_not_responding"),
+                           fabric, HealthRecorder(), interval_s=0)
+    silent = [s for s in obs.states if s.state == "NoResponse"]
+    assert [(fabric.label(s.node), s.port) for s in silent] == [("node0010", 1)]
+    assert "leaf03[2] Active/LinkUp" in silent[0].source and not [s for s in obs.states if s.state == "Down"]
+    (finding,) = [f for f in localize(fabric, obs) if f.fault == "not_responding"]
+    assert (finding.kind, finding.name) == ("nic", "node0010 port 1")
+    (ev,) = finding.evidence_of(NotRespondingEvidence)
+    assert (ev.switch, ev.switch_port, ev.switch_state, ev.switch_phys_state, ev.far_answered) == (
+        "leaf03", 2, "Active", "LinkUp", False)
+
+
+def test_a_link_trained_at_sdr_on_a_qdr_fabric_expects_the_could_be_speed():
+    fabric = fabric_from_ib(parse_ibnetdiscover(captured("ibnetdiscover", "sdr_on_qdr")))
+    obs = ibsource.collect(ReplayRunner(ibnetdiscover="sdr_on_qdr", iblinkinfo="sdr_on_qdr"), fabric,
+                           HealthRecorder(), interval_s=0)
+    found = {f.name: f for f in localize(fabric, obs)}
+    assert {n: f.fault for n, f in found.items()} == {"leaf01[3] -- node0003[1]": "speed_degraded",
+                                                      "leaf02[2] -- node0006[1]": "width_degraded"}
+    speed = {(e.lane_gbps, e.supported_lane_gbps, e.expected_from) for e in found["leaf01[3] -- node0003[1]"].evidence}
+    assert speed == {(2.5, 10.0, "could_be")}
+    width = {(e.lanes, e.supported_lanes, e.expected_from) for e in found["leaf02[2] -- node0006[1]"].evidence}
+    assert width == {(1, 4, "majority")}  # ibsim's "Could be 12X" capped at the fabric's 4X

@@ -1,0 +1,185 @@
+"""The fault class and the part to name, from all the evidence against one cable.
+
+Counter rules, port states, events and bandwidth tomography each add faults to a
+cable's :class:`~fabricdoc.analysis.blame.Blame`. Here they become one finding:
+the class rules (``fault_classes.toml``, data) decide what explains what — a
+congested port explains the slow tests through it, symbol errors explain a slow
+cable — and the evidence's sides decide the part: the port where congestion builds
+up, the host's NIC when only the host side saw errors or the CA stopped answering,
+the cable when the switch side saw them too. Where the counters cannot tell a NIC
+from its cable, the finding names both and what would tell them apart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from fabricdoc.analysis.blame import Blame
+from fabricdoc.errors import ConfigError
+from fabricdoc.model.evidence import CandidatesEvidence, CounterEvidence, Evidence
+from fabricdoc.model.records import LinkKey, PortRef
+from fabricdoc.model.severity import Severity, worst
+from fabricdoc.model.topology import Fabric
+
+CLASSES_FILE = Path(__file__).with_name("fault_classes.toml")
+
+# Which fault names a finding when a cable has several left after the class rules (first wins
+# among equal severities).
+FAULT_PRIORITY = (
+    "dead", "down", "not_responding", "not_discovered", "flapping", "pause_storm", "width_degraded", "speed_degraded",
+    "symbol_errors", "rcv_errors", "data_corruption", "hung", "congestion", "degraded_bandwidth",
+)
+ERROR_FAULTS = frozenset({"symbol_errors", "rcv_errors"})
+PORT_FAULTS = frozenset({"congestion", "pause_storm"})
+CONGESTION_WORDS = ("wait", "discard", "pause", "cnp", "ecn", "backlog")  # counters that measure queueing
+SWAP_TEST = ("swap the cable (or move it to another switch port): errors that stay with the host's port "
+             "are the NIC, errors that follow the cable are the cable")
+SLOW_HOST_TEST = ("re-test the host over another cable or port, and read both ends' counters under load: "
+                  "slow with a good cable is the NIC")
+
+
+@dataclass(frozen=True)
+class FaultClass:
+    """One class rule: ``fault`` explains ``absorbs`` on the same cable unless a fault in ``unless`` is there."""
+
+    fault: str
+    absorbs: tuple[str, ...]
+    unless: tuple[str, ...] = ()
+    severity: str = "own"  # "own" | "max"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What one cable's evidence names: the fault, the kind of part, its severity and the port it sits on."""
+
+    fault: str
+    kind: str  # link | nic | port
+    severity: Severity
+    port: PortRef | None  # the NIC's or the congested port; None for a cable
+    candidates: CandidatesEvidence | None = None
+
+
+def classes_from_toml(text: str, source: str) -> tuple[FaultClass, ...]:
+    """Class rules from ``[[class]]`` tables, strictly checked."""
+    from fabricdoc.model.inputs import loads_toml
+
+    data = loads_toml(text, source)
+    if set(data) - {"class"} or not isinstance(data.get("class", []), list):
+        raise ConfigError(f"{source}: expected only [[class]] tables")
+    out = []
+    for i, raw in enumerate(data.get("class", []), 1):
+        where = f"{source}: class {i}"
+        if not isinstance(raw, dict) or set(raw) - {"fault", "absorbs", "unless", "severity"}:
+            raise ConfigError(f"{where}: expected a table with fault, absorbs, unless, severity")
+        lists = [raw.get(k, []) for k in ("absorbs", "unless")]
+        if not isinstance(raw.get("fault"), str) or not all(
+                isinstance(v, list) and all(isinstance(x, str) for x in v) for v in lists):
+            raise ConfigError(f"{where}: 'fault' is a name, 'absorbs' and 'unless' lists of names")
+        if raw.get("severity", "own") not in ("own", "max"):
+            raise ConfigError(f"{where}: severity is 'own' or 'max', not {raw.get('severity')!r}")
+        out.append(FaultClass(raw["fault"], tuple(lists[0]), tuple(lists[1]), raw.get("severity", "own")))
+    return tuple(out)
+
+
+DEFAULT_CLASSES = classes_from_toml(CLASSES_FILE.read_text(encoding="utf-8"), str(CLASSES_FILE))
+
+
+def apply_classes(faults: dict[str, Severity], classes: tuple[FaultClass, ...] = DEFAULT_CLASSES
+                  ) -> dict[str, Severity]:
+    """The faults left once each class that fired absorbed what it explains."""
+    out = dict(faults)
+    for c in classes:
+        if c.fault not in out or any(u in out for u in c.unless):
+            continue
+        for a in c.absorbs:
+            sev = out.pop(a, None)
+            if sev is not None and c.severity == "max" and sev.rank > out[c.fault].rank:
+                out[c.fault] = sev
+    return out
+
+
+def primary(faults: dict[str, Severity]) -> str:
+    """The fault that names a finding: the most severe, then the first in FAULT_PRIORITY."""
+    order = {f: i for i, f in enumerate(FAULT_PRIORITY)}
+    return min(faults, key=lambda f: (-faults[f].rank, order.get(f, len(order)), f))
+
+
+def classify(fabric: Fabric, key: LinkKey, blame: Blame,
+             classes: tuple[FaultClass, ...] = DEFAULT_CLASSES) -> Verdict:
+    """The finding one cable's evidence supports (see the module docstring)."""
+    faults = apply_classes(blame.faults, classes)
+    fault = primary(faults)
+    if fault == "down" and blame.flaps >= 2:
+        # Sampled while down, but it went down and came back repeatedly in the window:
+        # it is flapping (and will likely come back again), the down state is evidence.
+        fault = "flapping"
+    severity = worst(faults.values()) or Severity.ERROR
+    ends = (key.a, key.b)
+    host_end = next((e for e in ends if fabric.nodes[e.node].kind == "host"), None)
+    if fault in PORT_FAULTS:
+        return Verdict(fault, "port", severity, _congested_port(fabric, key, blame.evidence))
+    if host_end is None:
+        return Verdict(fault, "link", severity, None)
+    if fault == "not_responding":
+        return Verdict(fault, "nic", severity, host_end)
+    if fault in ERROR_FAULTS:
+        sides = _error_sides(fabric, key, blame.evidence)
+        if sides == {host_end}:
+            nic, cable = _names(fabric, key, host_end)
+            return Verdict(fault, "nic", severity, host_end, CandidatesEvidence(
+                (nic, cable), f"only the host's end counted errors, its switch end is clean; {SWAP_TEST}"))
+        return Verdict(fault, "link", severity, None)
+    if fault in ("degraded_bandwidth", "hung"):
+        nic, cable = _names(fabric, key, host_end)
+        return Verdict(fault, "nic", severity, host_end, CandidatesEvidence(
+            (nic, cable), f"slow tests through the host's cable, with clean counters; {SLOW_HOST_TEST}"))
+    return Verdict(fault, "link", severity, None)
+
+
+def _names(fabric: Fabric, key: LinkKey, host_end: PortRef) -> tuple[str, str]:
+    cable = f"cable {fabric.label(key.a.node)}[{key.a.port}] -- {fabric.label(key.b.node)}[{key.b.port}]"
+    return f"NIC {fabric.label(host_end.node)} port {host_end.port}", cable
+
+
+def _error_sides(fabric: Fabric, key: LinkKey, evidence: list[Evidence]) -> set[PortRef]:
+    """The cable's ends whose error counters moved (evidence names ends by label)."""
+    by_label = {(fabric.label(e.node), e.port): e for e in (key.a, key.b)}
+    out = set()
+    for ev in evidence:
+        if isinstance(ev, CounterEvidence) and not _congestion_counter(ev.counter):
+            end = by_label.get((ev.node, ev.port))
+            if end is not None:
+                out.add(end)
+    return out
+
+
+def _congestion_counter(name: str) -> bool:
+    return any(w in name for w in CONGESTION_WORDS)
+
+
+def _congested_port(fabric: Fabric, key: LinkKey, evidence: list[Evidence]) -> PortRef:
+    """The end where congestion builds up: the one whose congestion counters rose most
+    (transmit wait first: it counts where packets queue)."""
+    by_label = {(fabric.label(e.node), e.port): e for e in (key.a, key.b)}
+    best: tuple[int, float] | None = None
+    chosen = key.a
+    for ev in evidence:
+        if not isinstance(ev, CounterEvidence) or not _congestion_counter(ev.counter):
+            continue
+        end = by_label.get((ev.node, ev.port))
+        if end is None:
+            continue
+        score = (1 if ev.counter == "xmit_wait_ticks" else 0, ev.per_second or ev.delta)
+        if best is None or score > best:
+            best, chosen = score, end
+    return chosen
+
+
+def severity_for(severity: Severity, confidence: float, floor: float) -> Severity:
+    """A finding below ``floor`` confidence is at most a warning: nothing acts on a guess."""
+    if confidence < floor and severity.rank > Severity.WARNING.rank:
+        return Severity.WARNING
+    return severity
+
+
