@@ -33,6 +33,8 @@ from fabricdoc.model.evidence import (
     Evidence,
     FlapEvidence,
     GpuEvidence,
+    HostEvidence,
+    NcclLogEvidence,
     NotDiscoveredEvidence,
     NotRespondingEvidence,
     SlowPairsEvidence,
@@ -485,6 +487,14 @@ def _evidence_line(index: ReportIndex, ev: Evidence) -> Text:
         for problem in ev.problems:
             out.append(indent)
             out.append(safe(problem, "red"))
+    elif isinstance(ev, HostEvidence):
+        out.append(safe(f"{ev.check} {ev.subject}", "yellow"))
+        out.append(indent)
+        out.append(safe(ev.reason + (f" (x{ev.count})" if ev.count > 1 else ""), "red"))
+    elif isinstance(ev, NcclLogEvidence):
+        out.append(safe(f"{ev.reason} on {ev.host}", "yellow"))
+        out.append(indent)
+        out.append(safe(f"{ev.source}:{ev.line_no}: {ev.line[:200]}"))
     return out
 
 

@@ -17,7 +17,10 @@ from fabricdoc.analysis.blame import Blame
 from fabricdoc.analysis.classify import classify, severity_for
 from fabricdoc.analysis.corruption import corruption_findings
 from fabricdoc.analysis.gpu import gpu_findings
+from fabricdoc.analysis.host_config import host_config_findings, kernel_findings
 from fabricdoc.analysis.rules import DEFAULT_RULES, Rule
+from fabricdoc.analysis.runtime import runtime_findings
+from fabricdoc.fabric.identity import host_nodes
 from fabricdoc.model.evidence import PairSample, SlowPairsEvidence, SwitchLinksEvidence
 from fabricdoc.model.findings import Finding
 from fabricdoc.model.records import LinkKey, Observations, PairResult
@@ -61,7 +64,9 @@ def localize(fabric: Fabric, obs: Observations, options: Options | None = None) 
     findings += _unexplained_findings(fabric, unexplained)
     findings += corruption_findings(fabric, obs.pairs)
     findings += gpu_findings(obs.gpus, fabric)
-    findings = sort_findings(findings)
+    findings += _on_fabric(fabric, host_config_findings(obs.host_checks) + kernel_findings(obs.kernel_events))
+    findings += runtime_findings(fabric, obs, findings)  # NCCL transports; log lines on cables
+    findings = sort_findings(_merge_same_key(findings))
     for i, f in enumerate(findings, 1):
         f.id = f"F{i:03d}"
     return findings
@@ -147,3 +152,27 @@ def _unexplained_findings(fabric: Fabric, pairs: list[PairResult], limit: int = 
         out.append(Finding("", "pair", f"{ends[0][0]}[{ends[0][1]}] -> {ends[1][0]}[{ends[1][1]}]",
                            "slow_unexplained", Severity.WARNING, 0.0, [evidence], ends, [p.src.node, p.dst.node]))
     return out
+
+
+def _on_fabric(fabric: Fabric, findings: list[Finding]) -> list[Finding]:
+    """Host-side findings name hosts as the probe did (its host name); point their ``node_ids`` at
+    the host's fabric nodes (its HCAs on InfiniBand), so drains and job gates find them."""
+    for f in findings:
+        ids = [nid for name in f.node_ids for nid in (host_nodes(fabric, name) or [name])]
+        f.node_ids = list(dict.fromkeys(ids))
+    return findings
+
+
+def _merge_same_key(findings: list[Finding]) -> list[Finding]:
+    """One finding per key: the same fault on the same part seen by two sources (a host's sysfs
+    checks and its NCCL transports) is one finding with both sources' evidence."""
+    by_key: dict[str, Finding] = {}
+    for f in findings:
+        seen = by_key.get(f.key)
+        if seen is None:
+            by_key[f.key] = f
+            continue
+        seen.evidence = [*seen.evidence, *f.evidence]
+        seen.severity = worst((seen.severity, f.severity)) or seen.severity
+        seen.confidence = max(seen.confidence, f.confidence)
+    return list(by_key.values())

@@ -17,7 +17,7 @@ HOST_MAP_HELP = ("HCA -> host map for HCAs whose node description names no host 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "analyze",
-        help="build a report from saved records (probe output, nccl-tests logs, an ibdiagnet run)",
+        help="build a report from saved records (probe output, nccl-tests logs, NCCL debug logs, an ibdiagnet run)",
         description="Localize faults from records gathered earlier: `fabricdoc probe` JSON from every node "
         "(counters, link states, flaps, GPU health), bandwidth results, a directory of nccl-tests logs "
         "(each test's hosts are read from the log itself), or the output directory of an ibdiagnet run "
@@ -31,6 +31,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--host-map", metavar="FILE", help=HOST_MAP_HELP)
     p.add_argument("--records", nargs="+", default=[], metavar="FILE", help="fabricdoc-records JSON files (from `fabricdoc probe`)")
     p.add_argument("--nccl-logs", metavar="DIR", help="directory of nccl-tests logs (sendrecv_perf, all_reduce_perf)")
+    p.add_argument("--nccl-debug", nargs="+", default=[], metavar="FILE",
+                   help="a job's NCCL_DEBUG=INFO (or WARN) output, one or more files: its failed connections "
+                   "localize the cable; the transports it used (NET/Socket, no GDRDMA) are host_config findings")
     p.add_argument("--routes", metavar="FILE",
                    help="saved forwarding tables so paths follow the LFTs: ibroute of every switch (concatenated), "
                    "dump_fts, or ibdiagnet2.fdbs")
@@ -72,8 +75,13 @@ def run(args: argparse.Namespace) -> int:
         from fabricdoc.sources.nccl_logs import observations_from_nccl_logs
 
         parts.append(observations_from_nccl_logs(fabric, args.nccl_logs))
-    if not (args.records or args.nccl_logs or args.ibdiagnet):
-        raise ConfigError("nothing to analyze: give --records, --nccl-logs and/or --ibdiagnet")
+    if args.nccl_debug:
+        from fabricdoc.analysis.runtime import observations_from_nccl_debug
+        from fabricdoc.sources.nccl_debug import read_nccl_debug
+
+        parts.append(observations_from_nccl_debug(fabric, [read_nccl_debug(f) for f in args.nccl_debug]))
+    if not (args.records or args.nccl_logs or args.ibdiagnet or args.nccl_debug):
+        raise ConfigError("nothing to analyze: give --records, --nccl-logs, --nccl-debug and/or --ibdiagnet")
     options = Options(slow_ratio=args.slow_ratio)
     if args.rules:
         options.rules = load_rules(args.rules)

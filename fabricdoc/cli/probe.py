@@ -56,6 +56,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--port", dest="if_port", action="append", help=a.HIDDEN)
     p.add_argument("--no-gpu", action="store_true", help="skip the NVML probe")
     p.add_argument("--no-ethtool", action="store_true", help="skip ethtool -S")
+    p.add_argument("--kmsg", metavar="FILE",
+                   help="read kernel messages from FILE (journalctl -k -o json or short-iso, dmesg --time-format "
+                        "iso, dmesg -T) instead of this host's journal or dmesg")
+    p.add_argument("--no-kmsg", action="store_true", help="skip the kernel log (NIC link, module, thermal, "
+                   "command-timeout and PCIe AER messages)")
+    p.add_argument("--no-hostconfig", action="store_true",
+                   help="skip the host configuration checks (GPUDirect, PCIe ACS and link width, NUMA, GID, MTU)")
     a.add_json(p)
     a.add_output(p)
     p.set_defaults(func=run)
@@ -95,6 +102,15 @@ def _summary(bundle: Any) -> str:
     n_events = len(bundle.of(LinkEvent))
     if n_events:
         lines.append(f"  link events: {n_events}")
+    for c in bundle.host_checks:
+        if c.status != "ok":
+            shown = "not seen" if c.status == "unknown" else "FAIL"
+            lines.append(f"  host {safe(c.check):<13} {shown:<8} {safe(c.subject)}: {safe(c.reason)}")
+    kinds: dict[str, int] = {}
+    for e in bundle.kernel_events:
+        kinds[e.kind] = kinds.get(e.kind, 0) + 1
+    if kinds:
+        lines.append("  kernel log: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())))
     for g in bundle.of(GpuHealth):
         lines.append(f"  gpu {g.index} {safe(g.uuid or '-')}: {g.status}" + (f" ({safe(g.error)})" if g.error else ""))
     for p in bundle.of(ProbeRun):
@@ -114,6 +130,7 @@ def run(args: argparse.Namespace) -> int:
         sysfs_root=None if args.no_sysfs else args.sysfs_root,
         watch_s=args.watch, pcap_file=args.pcap, link_gbps=args.link_gbps,
         port_of=_port_map(args.if_port), gpus=not args.no_gpu, use_ethtool=not args.no_ethtool,
+        kmsg_file=args.kmsg, use_kmsg=not args.no_kmsg, check_config=not args.no_hostconfig,
     )
     text = records_to_json(bundle.all_records, extra={"node": bundle.node, **bundle.extra})
     if args.output:

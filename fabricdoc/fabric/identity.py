@@ -375,7 +375,11 @@ def align(fabric: Fabric, obs: Observations) -> Observations:
             return rec
         return dataclasses.replace(rec, node=nid, port=port)
 
-    out = Observations(interval_s=obs.interval_s, probes=list(obs.probes), gpus=list(obs.gpus), extra=dict(obs.extra))
+    # Host-level records (GPUs, host checks, kernel messages, NCCL transports) keep the host's name:
+    # their findings map it onto the fabric's nodes.
+    out = Observations(interval_s=obs.interval_s, probes=list(obs.probes), gpus=list(obs.gpus), extra=dict(obs.extra),
+                       kernel_events=list(obs.kernel_events), host_checks=list(obs.host_checks),
+                       transports=list(obs.transports))
     for name in ("before", "after", "states", "events"):
         setattr(out, name, [r for r in (fix(x) for x in getattr(obs, name)) if r is not None])
     for p in obs.pairs:

@@ -248,15 +248,59 @@ class CandidatesEvidence(_Kind):
         return cls._from({**d, "candidates": tuple(d.get("candidates") or ()), "tests": tests})
 
 
+@dataclass(frozen=True)
+class HostEvidence(_Kind):
+    """A host-side fact behind a host or NIC finding: a failed configuration check (sysfs/procfs)
+    or kernel messages about a NIC (``count`` of them, ``first``/``last`` epoch seconds).
+
+    ``check`` names it (``pcie_link``, ``gpudirect``, ``aer``, ``cmd_timeout``...), ``subject`` the
+    part (``mlx5_0``, a PCI address, an interface), ``reason`` the line a person reads; ``source``
+    is ``sysfs`` or ``kmsg``. Subject and reason may carry host text: escape when shown.
+    """
+
+    kind: ClassVar[str] = "host"
+    check: str
+    subject: str
+    reason: str
+    source: str = "sysfs"
+    count: int = 1
+    first: float | None = None
+    last: float | None = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> HostEvidence:
+        return cls._from(d)
+
+
+@dataclass(frozen=True)
+class NcclLogEvidence(_Kind):
+    """A line of a job's NCCL_DEBUG output behind a finding: a failed connection on the cable
+    blamed, or the transport a host really used. ``source``/``line_no`` say where it was read;
+    ``host`` printed it; ``reason`` is what it means. ``line`` is untrusted text: escape when shown.
+    """
+
+    kind: ClassVar[str] = "nccl_log"
+    source: str
+    line_no: int
+    line: str
+    host: str
+    reason: str
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> NcclLogEvidence:
+        return cls._from(d)
+
+
 Evidence = (
     CounterEvidence | StateEvidence | FlapEvidence | SlowPairsEvidence | CorruptionEvidence
     | SwitchLinksEvidence | GpuEvidence | CandidatesEvidence
-    | NotRespondingEvidence | NotDiscoveredEvidence
+    | NotRespondingEvidence | NotDiscoveredEvidence | HostEvidence | NcclLogEvidence
 )
 EVIDENCE_KINDS: dict[str, Any] = {
     cls.kind: cls
     for cls in (CounterEvidence, StateEvidence, FlapEvidence, SlowPairsEvidence, CorruptionEvidence,
-                SwitchLinksEvidence, GpuEvidence, CandidatesEvidence, NotRespondingEvidence, NotDiscoveredEvidence)
+                SwitchLinksEvidence, GpuEvidence, CandidatesEvidence, NotRespondingEvidence, NotDiscoveredEvidence,
+                HostEvidence, NcclLogEvidence)
 }
 
 

@@ -218,6 +218,67 @@ class GpuHealth:
     error: str | None = None
 
 
+@dataclass(frozen=True)
+class KernelEvent:
+    """One kernel message about a NIC or a PCIe device (journal or dmesg), at ``timestamp`` (epoch s).
+
+    ``kind``: ``link`` (``state`` up/down), ``module`` (transceiver: plugged, unplugged, error),
+    ``thermal``, ``cmd_timeout`` (firmware command), ``health`` (firmware health), ``aer`` (PCIe
+    AER; ``state`` corrected, uncorrected or fatal). ``device`` is the PCI address the driver
+    named, ``ifname`` its netdev; ``port`` the host port they map to (None when unmapped).
+    ``timestamp`` is None when the log gave only time since boot and the boot time was unknown.
+    ``message`` is the kernel's text (untrusted, escaped wherever shown).
+    """
+
+    node: str
+    timestamp: float | None
+    kind: str
+    driver: str
+    message: str
+    device: str | None = None
+    ifname: str | None = None
+    port: int | None = None
+    state: str | None = None
+    source: str = "kmsg"
+
+
+@dataclass(frozen=True)
+class HostCheck:
+    """One host configuration check read from sysfs/procfs: ``status`` ok, fail or unknown.
+
+    ``check``: ``gpudirect``, ``pcie_acs``, ``pcie_link``, ``numa``, ``roce_gid``, ``mtu``,
+    ``traffic_class``, ``pfc``. ``subject`` names what was checked (``mlx5_0``, a PCI address,
+    an interface); ``values`` holds what was read, so analysis can compare hosts (MTU, GID
+    index, traffic class). ``unknown`` means it could not be read: not seen, never a pass.
+    """
+
+    node: str
+    check: str
+    status: Literal["ok", "fail", "unknown"]
+    subject: str
+    reason: str = ""
+    values: dict[str, Any] = field(default_factory=dict)
+    port: int | None = None
+
+
+@dataclass(frozen=True)
+class TransportUse:
+    """How one of a job's connections really ran, as NCCL printed it (NCCL_DEBUG=INFO).
+
+    ``host`` printed the line; ``peer`` is the other end's host when the log tells it;
+    ``transport`` is NCCL's (``NET/IB``, ``NET/Socket``, ``P2P``, ``SHM``); ``gdr`` whether
+    GPUDirect RDMA carried it. ``source``/``line_no``/``line``: where it was read (untrusted text).
+    """
+
+    host: str
+    peer: str | None
+    transport: str
+    gdr: bool
+    source: str
+    line_no: int
+    line: str
+
+
 @dataclass
 class Observations:
     """Everything the probes (or the simulator) collected for one sweep.
@@ -233,6 +294,9 @@ class Observations:
     pairs: list[PairResult] = field(default_factory=list)
     probes: list[ProbeRun] = field(default_factory=list)
     gpus: list[GpuHealth] = field(default_factory=list)
+    kernel_events: list[KernelEvent] = field(default_factory=list)
+    host_checks: list[HostCheck] = field(default_factory=list)
+    transports: list[TransportUse] = field(default_factory=list)
     interval_s: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -241,7 +305,8 @@ class Observations:
         """One Observations from several: records appended in order, the longest interval kept."""
         out = cls()
         for part in parts:
-            for name in ("before", "after", "states", "events", "pairs", "probes", "gpus"):
+            for name in ("before", "after", "states", "events", "pairs", "probes", "gpus", "kernel_events",
+                         "host_checks", "transports"):
                 getattr(out, name).extend(getattr(part, name))
             if part.interval_s is not None:
                 out.interval_s = max(out.interval_s or 0.0, part.interval_s)

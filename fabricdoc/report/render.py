@@ -9,6 +9,8 @@ from fabricdoc.model.evidence import (
     Evidence,
     FlapEvidence,
     GpuEvidence,
+    HostEvidence,
+    NcclLogEvidence,
     NotDiscoveredEvidence,
     NotRespondingEvidence,
     SlowPairsEvidence,
@@ -63,6 +65,11 @@ def evidence_line(ev: Evidence) -> str:
         return f"{ev.links_bad} of {ev.links_total} links bad ({ev.links_down} down)"
     if isinstance(ev, GpuEvidence):
         return "GPU: " + ", ".join(safe(p) for p in ev.problems)
+    if isinstance(ev, HostEvidence):
+        times = f" x{ev.count}" if ev.count > 1 else ""
+        return f"{safe(ev.check)} {safe(ev.subject)}: {safe(ev.reason)}{times} ({safe(ev.source)})"
+    if isinstance(ev, NcclLogEvidence):
+        return f"{safe(ev.reason)} on {safe(ev.host)}: {safe(ev.source)}:{ev.line_no}: {safe(ev.line[:200])}"
     if isinstance(ev, CandidatesEvidence):
         line = "could be " + " or ".join(safe(c) for c in ev.candidates) + f": {safe(ev.tell_apart)}"
         if ev.tests:

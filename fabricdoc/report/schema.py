@@ -65,6 +65,14 @@ EVIDENCE_SCHEMAS: list[dict[str, Any]] = [
            "tests": {"type": "array", "items": {"type": "array", "items": _PORT, "minItems": 2, "maxItems": 2}}}),
     _kind("gpu", "NVML facts a GPU rule judged a fault", ["problems"],
           {"uuid": _STR_OR_NULL, "problems": {"type": "array", "items": {"type": "string"}}}),
+    _kind("host", "a host-side fact: a failed host configuration check (sysfs) or kernel messages about a NIC",
+          ["check", "subject", "reason"],
+          {"check": {"type": "string"}, "subject": {"type": "string"}, "reason": {"type": "string"},
+           "source": {"type": "string"}, "count": _INT, "first": _NUM, "last": _NUM}),
+    _kind("nccl_log", "a line of a job's NCCL_DEBUG output: a failed connection, or the transport a host used",
+          ["source", "line_no", "line", "host", "reason"],
+          {"source": {"type": "string"}, "line_no": _INT, "line": {"type": "string"}, "host": {"type": "string"},
+           "reason": {"type": "string"}}),
 ]
 
 REPORT_SCHEMA: dict[str, Any] = {

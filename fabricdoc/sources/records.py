@@ -19,6 +19,8 @@ from fabricdoc.model.counters import register_problem
 from fabricdoc.model.inputs import check_depth
 from fabricdoc.model.records import (
     GpuHealth,
+    HostCheck,
+    KernelEvent,
     LinkEvent,
     Observations,
     PairResult,
@@ -32,11 +34,11 @@ from fabricdoc.model.records import (
 FORMAT = "fabricdoc-records"
 VERSION = 1
 
-Record = PortCounters | PortState | LinkEvent | PairResult | ProbeRun | GpuHealth
+Record = PortCounters | PortState | LinkEvent | PairResult | ProbeRun | GpuHealth | KernelEvent | HostCheck
 
 RECORD_TYPES: dict[str, type] = {
     cls.__name__: cls
-    for cls in (PortCounters, PortState, LinkEvent, PairResult, ProbeRun, GpuHealth)
+    for cls in (PortCounters, PortState, LinkEvent, PairResult, ProbeRun, GpuHealth, KernelEvent, HostCheck)
 }
 # Fields holding a PortRef, written as {"node": ..., "port": ...}.
 _PORTREF_FIELDS = {"peer", "src", "dst"}
@@ -74,10 +76,16 @@ _FIELDS: dict[str, dict[str, tuple[str, bool]]] = {
                  "duration_s": (_NUM, False), "error": (_STR, True)},
     "GpuHealth": {"host": (_STR, False), "index": (_INT, False), "uuid": (_STR, True), "status": (_STR, False),
                   "error": (_STR, True)},
+    "KernelEvent": {"node": (_STR, False), "timestamp": (_NUM, True), "kind": (_STR, False), "driver": (_STR, False),
+                    "message": (_STR, False), "device": (_STR, True), "ifname": (_STR, True), "port": (_INT, True),
+                    "state": (_STR, True), "source": (_STR, False)},
+    "HostCheck": {"node": (_STR, False), "check": (_STR, False), "status": (_STR, False), "subject": (_STR, False),
+                  "reason": (_STR, False), "port": (_INT, True)},
 }
 _ENUMS = {("LinkEvent", "state"): ("up", "down"), ("PairResult", "status"): ("ok", "hung", "wrong", "error"),
           ("ProbeRun", "status"): tuple(s.value for s in ProbeStatus),
-          ("GpuHealth", "status"): tuple(s.value for s in ProbeStatus)}
+          ("GpuHealth", "status"): tuple(s.value for s in ProbeStatus),
+          ("HostCheck", "status"): ("ok", "fail", "unknown")}
 
 
 def _bad_scalar(value: Any, kind: str) -> bool:
@@ -118,8 +126,14 @@ def _check_fields(name: str, data: dict[str, Any], source: str, where: str) -> N
             why = register_problem(str(counter), value, widths.get(counter))
             if why:
                 raise ParseError(source, 0, f"{counter}={value!r}"[:120], f"{where} (PortCounters): {why}")
-    if name == "GpuHealth" and not isinstance(data.get("values", {}), dict):
-        raise ParseError(source, 0, repr(data.get("values"))[:120], f"{where} (GpuHealth): values is an object")
+    if name in ("GpuHealth", "HostCheck"):
+        values = data.get("values", {})
+        if not isinstance(values, dict) or len(values) > 256:
+            raise ParseError(source, 0, repr(values)[:120], f"{where} ({name}): values is an object")
+        for value in values.values() if name == "HostCheck" else ():
+            if not (value is None or isinstance(value, str | bool) or (
+                    isinstance(value, int | float) and math.isfinite(value))):
+                raise ParseError(source, 0, repr(value)[:120], f"{where} ({name}): values are text, numbers or null")
 
 
 def record_from_dict(data: Any, source: str = "<json>", index: int = 0) -> Record:
@@ -235,6 +249,10 @@ def observations_from_records(records: list[Record]) -> Observations:
             obs.probes.append(r)
         elif isinstance(r, GpuHealth):
             obs.gpus.append(r)
+        elif isinstance(r, KernelEvent):
+            obs.kernel_events.append(r)
+        elif isinstance(r, HostCheck):
+            obs.host_checks.append(r)
     intervals = []
     for group in samples.values():
         group.sort(key=lambda c: c.timestamp)

@@ -18,10 +18,18 @@ from pathlib import Path
 from typing import Any
 
 from fabricdoc.probes.health import HealthRecorder
-from fabricdoc.probes.host import ethtool, netlink, netstat, nvml, pcap, tc
+from fabricdoc.probes.host import ethtool, hostconfig, kmsg, netlink, netstat, nvml, pcap, tc
 from fabricdoc.probes.host import sysfs as ibsysfs
 
-from fabricdoc.model.records import GpuHealth, LinkEvent, PortCounters, PortState, ProbeRun
+from fabricdoc.model.records import (
+    GpuHealth,
+    HostCheck,
+    KernelEvent,
+    LinkEvent,
+    PortCounters,
+    PortState,
+    ProbeRun,
+)
 
 Record = PortCounters | PortState | LinkEvent | ProbeRun | GpuHealth
 
@@ -37,6 +45,8 @@ class HostBundle:
     records: list[Record] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
     health: HealthRecorder = field(default_factory=HealthRecorder)
+    kernel_events: list[KernelEvent] = field(default_factory=list)
+    host_checks: list[HostCheck] = field(default_factory=list)
 
     @property
     def probes(self) -> list[ProbeRun]:
@@ -44,7 +54,7 @@ class HostBundle:
 
     @property
     def all_records(self) -> list[Record]:
-        return [*self.records, *self.health.runs]
+        return [*self.records, *self.kernel_events, *self.host_checks, *self.health.runs]
 
     def of(self, cls: type) -> list:
         return [r for r in self.all_records if isinstance(r, cls)]
@@ -102,6 +112,9 @@ def collect_host(
     use_ethtool: bool = True,
     ethtool_timeout_s: float = 5.0,
     on_watch_ready: Callable[[], None] | None = None,
+    kmsg_file: str | Path | None = None,
+    use_kmsg: bool = True,
+    check_config: bool = True,
 ) -> HostBundle:
     """Everything the host probes can see, as records.
 
@@ -115,6 +128,14 @@ def collect_host(
     bundle = HostBundle(node)
     run = bundle.health.call
     ports = _sample(bundle, node, netns, port_of, use_ethtool, ethtool_timeout_s)
+    config_root = sysfs_root if sysfs_root is not None else "/"
+    # The kernel log and sysfs belong to the whole machine, not to one network namespace in it.
+    if check_config and netns is None:
+        checks = run("hostconfig", f"{node}:{config_root}", lambda: hostconfig.check_host(config_root, node))
+        if checks is not None:
+            bundle.host_checks = checks
+    if (use_kmsg and netns is None) or kmsg_file is not None:
+        _kernel_log(bundle, node, kmsg_file, config_root, ports)
 
     if sysfs_root is not None:
         raw = run("sysfs", f"{node}:{sysfs_root}", lambda: ibsysfs.read_tree(sysfs_root))
@@ -160,3 +181,22 @@ def collect_host(
             if summary.error:
                 bundle.health.fail("pcap", str(pcap_file), f"pcap: {pcap_file}: {summary.error}")
     return bundle
+
+
+def _kernel_log(bundle: HostBundle, node: str, kmsg_file: str | Path | None, root: str | Path,
+                ports: dict[str, int]) -> None:
+    """Kernel messages (a file, else journalctl/dmesg) as KernelEvents; link events also as LinkEvents."""
+    def read() -> list[KernelEvent]:
+        if kmsg_file is not None:
+            from fabricdoc.model.inputs import read_text
+
+            text, source = read_text(str(kmsg_file), "kernel log"), str(kmsg_file)
+        else:
+            text, source = kmsg.collect_kmsg()
+        events = kmsg.parse_kmsg(text, node, source, boot_time=None if kmsg_file else kmsg.boot_time(root))
+        return kmsg.map_ports(events, ports, hostconfig.pci_ifnames(root))
+
+    events = bundle.health.call("kmsg", str(kmsg_file or node), read)
+    if events is not None:
+        bundle.kernel_events = events
+        bundle.records += kmsg.link_events(events)
