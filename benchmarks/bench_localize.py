@@ -5,7 +5,8 @@ The sweep's records are simulated first (not timed); localization then runs on a
 fabric with a cold route cache, so the time includes routing every tested pair.
 Peak memory (Python allocations during localization) comes from a second run
 under tracemalloc, which would distort the timing.
-Usage: python benchmarks/bench_localize.py [--faults N] [--seed S]
+Usage: python benchmarks/bench_localize.py [--faults N] [--seed S] [--sizes small|big]
+(``big`` adds the 8,192-host x 8-rail fabric: target under 10 s.)
 """
 
 from __future__ import annotations
@@ -54,9 +55,17 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--faults", type=int, default=3)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--sizes", choices=("small", "default", "big"), default="default",
+                    help="small: a quick run (for a test); big: also 8,192 hosts x 8 rails")
     args = ap.parse_args()
-    bench("rail-optimized 1,024 hosts x 8 rails", rail_optimized(32, 32, 8, 32), args.faults, args.seed)
-    bench("3-level fat-tree k=32", fat_tree_3(32), args.faults, args.seed)
+    if args.sizes == "small":
+        bench("rail-optimized 64 hosts x 8 rails", rail_optimized(2, 32, 8, 32), args.faults, args.seed)
+        bench("3-level fat-tree k=8", fat_tree_3(8), args.faults, args.seed)
+    else:
+        bench("rail-optimized 1,024 hosts x 8 rails", rail_optimized(32, 32, 8, 32), args.faults, args.seed)
+        bench("3-level fat-tree k=32", fat_tree_3(32), args.faults, args.seed)
+    if args.sizes == "big":
+        bench("rail-optimized 8,192 hosts x 8 rails", rail_optimized(256, 32, 8, 32), args.faults, args.seed)
     print(f"max RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
 
 

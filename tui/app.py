@@ -29,10 +29,11 @@ SweepFn = Callable[[Callable[[str, int, int], None]], Report]
 
 
 def default_impact_factory(report: Report) -> Any:
-    """The AllReduce impact model over the report's fabric (imported here: numpy and routing are slow to load)."""
-    from fabricdoc.impact.busbw import ImpactModel
+    """The AllReduce impact model over the report's fabric, built and held in a child process
+    (:mod:`fabricdoc.tui.impact_process`): building it takes seconds of the GIL on a large fabric."""
+    from .impact_process import ModelProcess
 
-    return ImpactModel(report.fabric_model(), report.findings)
+    return ModelProcess(report)
 
 
 class FabricdocApp(App[int]):

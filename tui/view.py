@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -42,6 +42,7 @@ from fabricdoc.model.evidence import (
     SwitchLinksEvidence,
 )
 from fabricdoc.model.findings import Finding
+from fabricdoc.model.memory import gc_paused
 from fabricdoc.model.severity import SEVERITIES, Severity, worst
 from fabricdoc.model.text import escape
 from fabricdoc.report.render import evidence_line
@@ -134,6 +135,10 @@ class ReportIndex:
     """Lookups the screens need, built once per report: nodes, links, findings per component."""
 
     def __init__(self, report: Report) -> None:
+        with gc_paused():
+            self._build(report)
+
+    def _build(self, report: Report) -> None:
         self.report = report
         topo = report.topology or {"nodes": [], "links": []}
         self.has_topology = bool(report.topology)
@@ -146,12 +151,16 @@ class ReportIndex:
         }
         self.by_host_name = {name: nid for nid, name in self.host_name.items()}
         self.links: dict[LinkId, dict[str, Any]] = {}
-        self.node_links: dict[str, list[LinkId]] = defaultdict(list)
-        for lk in topo["links"]:
-            lid = link_id(lk["a"], lk["b"])
-            self.links[lid] = lk
-            self.node_links[lid[0][0]].append(lid)
-            self.node_links[lid[1][0]].append(lid)
+        node_links: dict[str, list[LinkId]] = defaultdict(list)
+        links = self.links
+        for lk in topo["links"]:  # link_id inlined: ~200,000 cables in a 65,536-host report
+            (na, pa), (nb, pb) = lk["a"], lk["b"]
+            x, y = (na, pa), (nb, pb)
+            lid = (x, y) if x <= y else (y, x)
+            links[lid] = lk
+            node_links[na].append(lid)
+            node_links[nb].append(lid)
+        self.node_links = node_links
         self.findings: dict[str, Finding] = {f.id: f for f in report.findings}
         self.link_findings: dict[LinkId, list[Finding]] = defaultdict(list)
         self.node_findings: dict[str, list[Finding]] = defaultdict(list)
@@ -169,7 +178,8 @@ class ReportIndex:
         self.drain_reason = {d.node: d.reason for d in report.drain}
         self.hosts = [nid for nid, n in self.nodes.items() if n["kind"] == "host"]
         self.switches = [nid for nid, n in self.nodes.items() if n["kind"] == "switch"]
-        self._health: dict[str, Severity | None] = {}
+        self._health: dict[str, Severity | None] | None = None
+        self._down = [lid for lid, lk in self.links.items() if lk.get("state") == "down"]
 
     def resolve(self, name: str) -> str:
         """A node id for what a finding names: an id, else a host name (GPU findings), else a unique label."""
@@ -206,7 +216,7 @@ class ReportIndex:
 
     def drained_hosts(self) -> set[str]:
         """The node ids of the hosts on the report's drain list."""
-        return {nid for nid in self.host_name if self.is_drained(nid)}
+        return {self.by_host_name[name] for name in self.drain_reason if name in self.by_host_name}
 
     def link_health(self, lid: LinkId) -> Severity | None:
         """Worst severity of the findings on a cable; a cable the topology shows down is an error."""
@@ -217,17 +227,33 @@ class ReportIndex:
         return worst(sevs)
 
     def node_health(self, nid: str) -> Severity | None:
-        """Worst severity on a node, its links, or its drain entry (cached: the tables ask per row)."""
-        if nid in self._health:
-            return self._health[nid]
-        sevs: list[str] = [f.severity for f in self.node_findings.get(nid, ())]
-        for lid in self.node_links.get(nid, ()):
+        """Worst severity on a node, its links, or its drain entry."""
+        return self.unhealthy_nodes().get(nid)
+
+    def unhealthy_nodes(self) -> dict[str, Severity]:
+        """Every node with a finding, a cable with one (or down), or a drain entry, and its worst
+        severity; computed once from those few, not from every node."""
+        if self._health is None:
+            sevs: dict[str, list[str]] = defaultdict(list)
+            for nid, fs in self.node_findings.items():
+                sevs[nid].extend(f.severity for f in fs)
+            for lid in {*self.link_findings, *self._down}:
+                health = self.link_health(lid)
+                if health is not None:
+                    sevs[lid[0][0]].append(health)
+                    sevs[lid[1][0]].append(health)
+            for nid in self.drained_hosts():
+                sevs[nid].append(Severity.ERROR)
+            self._health = {nid: sev for nid, ss in sevs.items() if (sev := worst(ss)) is not None}
+        return self._health
+
+    def unhealthy_links(self) -> dict[LinkId, Severity]:
+        """Every cable with a finding or down, and its worst severity."""
+        out = {}
+        for lid in {*self.link_findings, *self._down}:
             health = self.link_health(lid)
             if health is not None:
-                sevs.append(health)
-        if self.is_drained(nid):
-            sevs.append(Severity.ERROR)
-        self._health[nid] = out = worst(sevs)
+                out[lid] = health
         return out
 
     def findings_of_node(self, nid: str) -> list[Finding]:
@@ -291,11 +317,69 @@ class Row:
     sort: dict[str, Any]
 
 
+class Rows(Sequence[Row]):
+    """A table's rows, made on demand: the keys up front, each :class:`Row` (its Text cells)
+    only when something reads it, so a 200,000-row table costs its keys until it is drawn.
+
+    ``sort`` maps a sort name to a function of the key and ``search`` gives a key's filter
+    text, so sorting and filtering need no cells; without them the built Row answers.
+    :meth:`subset` shares the built rows (a filtered or sorted view of the same table).
+    """
+
+    def __init__(self, keys: Iterable[str], make: Callable[[str], Row], *,
+                 sort: dict[str, Callable[[str], Any]] | None = None,
+                 search: Callable[[str], str] | None = None) -> None:
+        self.keys = list(keys)
+        self._make = make
+        self._sorts = sort or {}
+        self._search = search
+        self._built: dict[str, Row] = {}
+        self._search_text: dict[str, str] = {}
+
+    @classmethod
+    def of(cls, rows: Iterable[Row]) -> Rows:
+        """Rows already made (small tables)."""
+        rows = list(rows)
+        out = cls([r.key for r in rows], lambda key: out._built[key])
+        out._built = {r.key: r for r in rows}
+        return out
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self.row(k) for k in self.keys[i]]
+        return self.row(self.keys[i])
+
+    def row(self, key: str) -> Row:
+        row = self._built.get(key)
+        if row is None:
+            row = self._built[key] = self._make(key)
+        return row
+
+    def search(self, key: str) -> str:
+        text = self._search_text.get(key)
+        if text is None:
+            text = self._search_text[key] = self._search(key) if self._search else self.row(key).search
+        return text
+
+    def sort_value(self, key: str, name: str) -> Any:
+        fn = self._sorts.get(name)
+        return fn(key) if fn is not None else self.row(key).sort.get(name, 0)
+
+    def subset(self, keys: Iterable[str]) -> Rows:
+        """These rows in another order or fewer of them, sharing what was built."""
+        out = Rows(keys, self._make, sort=self._sorts, search=self._search)
+        out._built, out._search_text = self._built, self._search_text
+        return out
+
+
 FINDING_COLUMNS = ("severity", "conf", "kind", "fault", "component", "id", "ev")
 FINDING_SORTS = ("severity", "confidence", "kind", "fault", "name", "id", "evidence")
 
 
-def finding_rows(index: ReportIndex) -> list[Row]:
+def finding_rows(index: ReportIndex) -> Rows:
     rows = []
     for f in index.report.findings:
         rows.append(Row(
@@ -306,53 +390,75 @@ def finding_rows(index: ReportIndex) -> list[Row]:
             {"severity": (f.severity.rank, f.confidence), "confidence": (f.confidence, f.severity.rank),
              "kind": f.kind, "fault": f.fault, "name": f.name, "id": f.id, "evidence": len(f.evidence)},
         ))
-    return rows
+    return Rows.of(rows)
 
 
 HOST_COLUMNS = ("host", "where", "ports", "health", "drain", "findings")
 
 
-def host_rows(index: ReportIndex) -> list[Row]:
-    rows = []
-    for nid in index.hosts:
+def host_rows(index: ReportIndex) -> Rows:
+    """Every host, made as drawn; sorted by ``health`` the worst come first."""
+    bad = index.unhealthy_nodes()
+
+    def search(nid: str) -> str:
         n = index.nodes[nid]
-        sev = index.node_health(nid)
+        sev = bad.get(nid)
         drain = "drain" if index.is_drained(nid) else ""
-        rows.append(Row(
+        return f"{n['label']} {index.host_name[nid]} {nid} {index.place(nid)} {sev or 'ok'} {drain}".lower()
+
+    def make(nid: str) -> Row:
+        n = index.nodes[nid]
+        sev = bad.get(nid)
+        drain = "drain" if index.is_drained(nid) else ""
+        return Row(
             nid,
             (health_text(sev, n["label"]), safe(index.place(nid)), safe(str(n["ports"])), sev_text(sev),
              safe(drain, "bold red"), safe(", ".join(f.id for f in index.findings_of_node(nid)))),
-            f"{n['label']} {index.host_name[nid]} {nid} {index.place(nid)} {sev or 'ok'} {drain}".lower(),
+            search(nid),
             {"health": -health_rank(sev), "name": n["label"]},
-        ))
-    return rows
+        )
+
+    return Rows(index.hosts, make, search=search,
+                sort={"health": lambda nid: -health_rank(bad.get(nid)), "name": index.label})
 
 
 LINK_COLUMNS = ("end a", "end b", "speed", "state", "health", "findings")
 
 
-def link_rows(index: ReportIndex) -> list[Row]:
-    rows = []
-    for lid, lk in index.links.items():
+def link_rows(index: ReportIndex) -> Rows:
+    """Every cable, made as drawn; sorted by ``health`` the worst come first."""
+    bad = {link_key(lid): -health_rank(sev) for lid, sev in index.unhealthy_links().items()}
+
+    def search(key: str) -> str:
+        lid = key_to_link(key)
+        fs = index.link_findings.get(lid, [])
+        sev = index.link_health(lid) if key in bad else None
+        return (f"{index.link_name(lid)} {index.links[lid].get('state', 'up')} {sev or 'ok'} "
+                f"{' '.join(f.fault for f in fs)}").lower()
+
+    def make(key: str) -> Row:
+        lid = key_to_link(key)
         (a, pa), (b, pb) = lid
-        sev = index.link_health(lid)
+        lk = index.links[lid]
+        sev = index.link_health(lid) if key in bad else None
         fs = index.link_findings.get(lid, [])
         state = lk.get("state", "up")
-        rows.append(Row(
-            link_key(lid),
+        return Row(
+            key,
             (health_text(sev, port_name(index.label(a), pa)), safe(port_name(index.label(b), pb)),
              safe(index.speed(lk)), safe(state, "red" if state == "down" else ""), sev_text(sev),
              safe(", ".join(f"{f.id} {f.fault}" for f in fs))),
-            f"{index.link_name(lid)} {state} {sev or 'ok'} {' '.join(f.fault for f in fs)}".lower(),
+            search(key),
             {"health": -health_rank(sev)},
-        ))
-    return rows
+        )
+
+    return Rows(map(link_key, index.links), make, search=search, sort={"health": lambda key: bad.get(key, 1)})
 
 
 PORT_COLUMNS = ("port", "peer", "speed", "state", "health", "findings")
 
 
-def port_rows(index: ReportIndex, nid: str) -> list[Row]:
+def port_rows(index: ReportIndex, nid: str) -> Rows:
     """A node's cabled ports (its detail screen), keyed like :func:`link_rows`."""
     rows = []
     for lid, mine, other in index.ports_of(nid):
@@ -365,7 +471,7 @@ def port_rows(index: ReportIndex, nid: str) -> list[Row]:
              safe(lk.get("state", "up")), sev_text(sev), safe(", ".join(f"{f.id} {f.fault}" for f in fs))),
             "", {},
         ))
-    return rows
+    return Rows.of(rows)
 
 
 def port_label(index: ReportIndex, lid: LinkId, mine: tuple[str, int], other: tuple[str, int]) -> Text:
@@ -382,18 +488,27 @@ def drain_mark(drained: bool) -> Text:
     return Text("[x] drain", style="bold red", end="") if drained else Text("[ ]", style="dim", end="")
 
 
-def whatif_rows(index: ReportIndex, drained: set[str]) -> list[Row]:
-    """Every host with its what-if drain mark; sorted by ``health`` the drained come first, then the worst."""
-    rows = []
-    for nid in index.hosts:
-        sev = index.node_health(nid)
-        rows.append(Row(
+def whatif_rows(index: ReportIndex, drained: set[str]) -> Rows:
+    """Every host with its what-if drain mark (``drained`` is read as each row is made);
+    sorted by ``health`` the drained come first, then the worst."""
+    bad = index.unhealthy_nodes()
+
+    def search(nid: str) -> str:
+        return f"{index.label(nid)} {index.host_name[nid]} {index.place(nid)} {bad.get(nid) or 'ok'}".lower()
+
+    def health(nid: str) -> tuple[bool, int]:
+        return (nid not in drained, -health_rank(bad.get(nid)))
+
+    def make(nid: str) -> Row:
+        sev = bad.get(nid)
+        return Row(
             nid,
             (drain_mark(nid in drained), health_text(sev, index.label(nid)), safe(index.place(nid)), sev_text(sev)),
-            f"{index.label(nid)} {index.host_name[nid]} {index.place(nid)} {sev or 'ok'}".lower(),
-            {"health": (nid not in drained, -health_rank(sev))},
-        ))
-    return rows
+            search(nid),
+            {"health": health(nid)},
+        )
+
+    return Rows(index.hosts, make, search=search, sort={"health": health})
 
 
 # -- evidence and findings ---------------------------------------------------------
@@ -608,7 +723,7 @@ def overview_text(index: ReportIndex) -> Text:
         out.append("\nAllReduce busbw  ", style="bold")
         out.append(f"nominal {fmt_gbps(head.get('nominal'))} · now {fmt_gbps(head.get('now'))}"
                    f" · after drain {fmt_gbps(head.get('after_drain'))}\n")
-    bad_links = sum(1 for lid in index.links if index.link_health(lid))
+    bad_links = len(index.unhealthy_links())
     out.append(f"\nlinks with findings {bad_links:,} of {len(index.links):,}\n")
     out.append(f"hosts to drain      {len(rep.drain):,}\n", style="bold red" if rep.drain else "")
     t = rep.tests

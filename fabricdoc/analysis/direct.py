@@ -26,7 +26,7 @@ DOWN_STATES = ("down", "polling", "disabled", "sleep")
 
 
 def from_counters(fabric: Fabric, obs: Observations, rules: tuple[Rule, ...], blame: dict[LinkKey, Blame]) -> None:
-    ds = deltas(obs.before, obs.after, changed_only=True)
+    ds = deltas(obs.before, obs.after, changed_only=True, only={r.counter for r in rules})
     for a in anomalies(ds, rules):
         link = fabric.link_at(a.port)
         if link is None:

@@ -23,6 +23,7 @@ from fabricdoc.analysis.runtime import runtime_findings
 from fabricdoc.fabric.identity import host_nodes
 from fabricdoc.model.evidence import PairSample, SlowPairsEvidence, SwitchLinksEvidence
 from fabricdoc.model.findings import Finding
+from fabricdoc.model.memory import gc_paused
 from fabricdoc.model.records import LinkKey, Observations, PairResult
 from fabricdoc.model.severity import Severity, worst
 from fabricdoc.model.topology import Fabric
@@ -54,7 +55,11 @@ def sort_findings(findings: list[Finding]) -> list[Finding]:
 
 def localize(fabric: Fabric, obs: Observations, options: Options | None = None) -> list[Finding]:
     """All findings for one sweep, most severe first; ids are F001, F002, ... in that order."""
-    opt = options or Options()
+    with gc_paused():  # builds evidence for thousands of ports and frees nothing meanwhile
+        return _localize(fabric, obs, options or Options())
+
+
+def _localize(fabric: Fabric, obs: Observations, opt: Options) -> list[Finding]:
     blame: dict[LinkKey, Blame] = defaultdict(Blame)
     direct.from_counters(fabric, obs, opt.rules, blame)
     direct.from_states(fabric, obs, blame)

@@ -28,6 +28,7 @@ def retest_plan(
     (so its neighbours are shown healthy). Tests are packed into as few
     rounds as the per-direction rule allows.
     """
+    mark = fabric.routes_cached()
     b = PlanBuilder(fabric, bidirectional, seed)
     suspect_set = set(suspects)
     targets: dict[Test, LinkKey | None] = {}
@@ -63,6 +64,7 @@ def retest_plan(
             b.place(test)
             targets[test] = None
             found += 1
+    fabric.clear_route_cache(since=mark)  # the candidates' routes go with the plan; earlier ones stay
     ports = b.ports
     reachable = {k for k, link in fabric.links.items() if link.state == "up"}
     return Plan(

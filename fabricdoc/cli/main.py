@@ -1,9 +1,10 @@
 """The ``fabricdoc`` command: parses arguments, runs one subcommand, turns every error into one line.
 
 Each subcommand lives in ``fabricdoc/cli/<name>.py`` with ``register(subparsers)``
-(which sets ``func``) and imports nothing heavy until it runs, so ``--help`` and
-``fabricdoc probe`` start fast. Library code raises; only this module prints an
-error and chooses the exit code.
+(which sets ``func``) and imports nothing heavy until it runs. The command's module
+itself is imported only when its command is named (:data:`COMMANDS` holds the line
+``fabricdoc --help`` lists for it), so ``--help`` and ``fabricdoc probe`` start fast.
+Library code raises; only this module prints an error and chooses the exit code.
 """
 
 from __future__ import annotations
@@ -25,11 +26,49 @@ EXIT_FAULTS = 1
 EXIT_CANNOT_RUN = 2
 EXIT_INTERRUPTED = 130
 
-COMMANDS = ("sweep", "analyze", "probe", "impact", "tui", "drain", "resume", "gate", "k8s", "exporter",
-            "history", "schema")
+COMMANDS: dict[str, str] = {
+    # name: the line `fabricdoc --help` lists, the same as the module's own add_parser help (a test holds it)
+    "sweep": "sweep a fabric: counters, bandwidth tests, localization, verdict",
+    "analyze": "build a report from saved records (probe output, nccl-tests logs, NCCL debug logs, an ibdiagnet run)",
+    "probe": "collect this host's counters, link state, flaps and GPU health as JSON records",
+    "impact": "predict AllReduce bus bandwidth and job failure cost from a report",
+    "tui": "interactive terminal view of a report or a live sweep",
+    "drain": "print (or --apply) scontrol commands that drain the report's faulty hosts",
+    "resume": "print (or --apply) scontrol commands that resume nodes whose findings cleared",
+    "gate": "exit 0 if a job's hosts are healthy enough to start on, else 1 with reasons",
+    "k8s": "Kubernetes output: Node Problem Detector plugin status, node taints and their removal",
+    "exporter": "serve Prometheus metrics (verdict, findings, drain list, port counters and states)",
+    "history": "store reports in the local sweep history and show rates, flaps and failure rates",
+    "schema": "print the JSON Schema of the report (fabricdoc.report/v1)",
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _Commands(argparse._SubParsersAction):
+    """The subcommands, each a placeholder (name and help line) until it is named on the
+    command line: then its module is imported and registers its real parser."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        self.load(values[0])
+        super().__call__(parser, namespace, values, option_string)
+
+    def placeholder(self, name: str) -> None:
+        self.add_parser(name, help=COMMANDS[name], add_help=False).set_defaults(_placeholder=True)
+
+    def load(self, name: str) -> None:
+        """Put the command's real parser in place of its placeholder (the listing keeps its order)."""
+        stub = self._name_parser_map.get(name)
+        if stub is None or not stub.get_default("_placeholder"):
+            return
+        del self._name_parser_map[name]
+        listing = list(self._choices_actions)
+        importlib.import_module(f"fabricdoc.cli.{name}").register(self)
+        self._choices_actions[:] = listing
+
+
+def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
+    """The ``fabricdoc`` parser. ``lazy``: a command's module is imported only when the command is
+    parsed (what ``main`` uses); otherwise every command's parser is built now."""
     parser = argparse.ArgumentParser(
         prog="fabricdoc",
         description="Find the broken or congested part of an InfiniBand or RoCE fabric "
@@ -40,9 +79,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"fabricdoc {_version()}",
                         help="print fabricdoc's version and exit")
     parser.add_argument("--debug", action="store_true", help="show the traceback of an unexpected error")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", action=_Commands)
     for name in COMMANDS:
-        importlib.import_module(f"fabricdoc.cli.{name}").register(sub)
+        sub.placeholder(name)
+        if not lazy:
+            sub.load(name)
     return parser
 
 
@@ -91,7 +132,7 @@ def _main(argv: list[str] | None) -> int:
     where = "fabricdoc"
     debug = os.environ.get("FABRICDOC_DEBUG", "") not in ("", "0")
     try:
-        parser = build_parser()
+        parser = build_parser(lazy=True)
         args = parser.parse_args(argv)
         if not getattr(args, "func", None):
             parser.print_help()

@@ -12,11 +12,13 @@ subtracted. Missing values stay ``None``.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 from fabricdoc.errors import ParseError
+from fabricdoc.model.memory import gc_paused
 from fabricdoc.model.records import PortCounters, PortRef
 
 
@@ -216,62 +218,220 @@ def raw_delta(before: int | None, after: int | None, cdef: CounterDef, width_bit
 
 
 def deltas(
-    before: Iterable[PortCounters], after: Iterable[PortCounters], *, changed_only: bool = False
+    before: Iterable[PortCounters], after: Iterable[PortCounters], *, changed_only: bool = False,
+    only: Collection[str] | None = None,
 ) -> list[CounterDelta]:
     """Per-port, per-canonical-counter deltas between two samples of the same ports.
 
     Samples pair up by node, port, interface and probe source. Ports present in
     only one sample are skipped; counters the device did not report (``None``)
     give no delta, so missing is never read as zero. With ``changed_only``,
-    counters that did not move are left out (what threshold rules need).
+    counters that did not move are left out (what threshold rules need); with ``only``, just
+    those canonical counters (the ones some rule reads: data and packet counters, most of a
+    sweep's deltas, are then never built).
+
+    Ports that report the same counter names are computed together, one numpy
+    array per counter (a 32,768-port sweep is a few array operations); a port
+    with a missing value or its own register widths takes :func:`_port_deltas`,
+    the same rule one port at a time.
     """
     first = {(c.node, c.port, c.ifname, c.source): c for c in before}
     known: dict[tuple[str, ...], list[tuple[str, CounterDef, int]]] = {}
-    out: list[CounterDelta] = []
+    groups: dict[tuple[str, ...], list[tuple[int, PortCounters, PortCounters]]] = {}
+    single: list[tuple[int, PortCounters, PortCounters]] = []
+    pos = 0
     for cur in after:
         prev = first.get((cur.node, cur.port, cur.ifname, cur.source))
         if prev is None:
             continue
         names = tuple(cur.values)
-        defs = known.get(names)
-        if defs is None:
-            defs = []
-            for name in names:
-                cdef = lookup(name)
-                if cdef is not None and cdef.cls != "gauge":
-                    defs.append((name, cdef, (1 << cdef.width_bits) - 1))
-            known[names] = defs
-        interval = max(cur.timestamp - prev.timestamp, 0.0)
-        pv, cv = prev.values, cur.values
-        acc: dict[str, list] = {}
-        for name, cdef, top in defs:
-            b, a = pv.get(name), cv[name]
-            if b is None or a is None:
-                continue
-            if a >= b and not cur.width_bits:
-                got = (a - b, cdef.saturating and a >= top, False)
-            else:
-                got = raw_delta(b, a, cdef, cur.width_bits.get(name))
-            slot = acc.get(cdef.canonical)
-            if slot is not None and cdef.prefer < slot[4]:
-                continue  # a port-level counter of the same quantity is there: use it, never both
-            if slot is None or cdef.prefer > slot[4] or not (cdef.summed and slot[5]):
-                if slot is not None and cdef.prefer == slot[4]:
-                    continue  # two names of one quantity at one level: keep the first, never sum
-                acc[cdef.canonical] = [got[0] * cdef.scale, got[1], got[2], [name], cdef.prefer, cdef.summed]
-            else:
-                slot[0] += got[0] * cdef.scale
-                slot[1] |= got[1]
-                slot[2] |= got[2]
-                slot[3].append(name)
-        if not acc:
+        if names not in known:
+            known[names] = [
+                (name, cdef, (1 << cdef.width_bits) - 1)
+                for name in names
+                if (cdef := lookup(name)) is not None and cdef.cls != "gauge"
+                and (only is None or cdef.canonical in only)
+            ]
+        if cur.width_bits:
+            single.append((pos, cur, prev))
+        else:
+            groups.setdefault(names, []).append((pos, cur, prev))
+        pos += 1
+    # Tens of thousands of small records and no cycles among them: a collection pass over
+    # everything already alive (the fabric, the samples) would cost more than building them.
+    with gc_paused():
+        parts: list[tuple[list[int], list[CounterDelta]]] = []
+        for names, rows in groups.items():
+            at, got, left = _group_deltas(rows, known[names], changed_only)
+            parts.append((at, got))
+            single.extend(left)
+        if single:
+            at, got = [], []
+            for p, cur, prev in single:
+                more = _port_deltas(cur, prev, known[tuple(cur.values)], changed_only)
+                at.extend([p] * len(more))
+                got.extend(more)
+            parts.append((at, got))
+        if len(parts) == 1:
+            return parts[0][1]
+        at = [p for part in parts for p in part[0]]
+        got = [d for part in parts for d in part[1]]
+        order = sorted(range(len(got)), key=at.__getitem__)  # stable: a port's counters keep their order
+        return [got[i] for i in order]
+
+
+def _port_deltas(cur: PortCounters, prev: PortCounters, defs: list[tuple[str, CounterDef, int]],
+                 changed_only: bool) -> list[CounterDelta]:
+    """One port's deltas (the rule :func:`deltas` applies to many ports at once)."""
+    interval = max(cur.timestamp - prev.timestamp, 0.0)
+    pv, cv = prev.values, cur.values
+    acc: dict[str, list] = {}
+    for name, cdef, top in defs:
+        b, a = pv.get(name), cv[name]
+        if b is None or a is None:
             continue
-        ref = PortRef(cur.node, cur.port)
-        for canon, (value, at_least, reset, raw, _prefer, _summed) in acc.items():
-            if changed_only and value == 0 and not reset:
-                continue
-            out.append(CounterDelta(ref, canon, value, interval, at_least, reset, tuple(sorted(raw))))
+        if a >= b and not cur.width_bits:
+            got = (a - b, cdef.saturating and a >= top, False)
+        else:
+            got = raw_delta(b, a, cdef, cur.width_bits.get(name))
+        slot = acc.get(cdef.canonical)
+        if slot is not None and cdef.prefer < slot[4]:
+            continue  # a port-level counter of the same quantity is there: use it, never both
+        if slot is None or cdef.prefer > slot[4] or not (cdef.summed and slot[5]):
+            if slot is not None and cdef.prefer == slot[4]:
+                continue  # two names of one quantity at one level: keep the first, never sum
+            acc[cdef.canonical] = [got[0] * cdef.scale, got[1], got[2], [name], cdef.prefer, cdef.summed]
+        else:
+            slot[0] += got[0] * cdef.scale
+            slot[1] |= got[1]
+            slot[2] |= got[2]
+            slot[3].append(name)
+    out: list[CounterDelta] = []
+    if not acc:
+        return out
+    ref = PortRef(cur.node, cur.port)
+    for canon, (value, at_least, reset, raw, _prefer, _summed) in acc.items():
+        if changed_only and value == 0 and not reset:
+            continue
+        out.append(CounterDelta(ref, canon, value, interval, at_least, reset, tuple(sorted(raw))))
     return out
+
+
+def _combine(defs: list[tuple[str, CounterDef, int]]) -> list[tuple[str, list[int]]]:
+    """Which counters make each canonical quantity when every one is present: the rule of
+    :func:`_port_deltas` (highest ``prefer`` wins, only ``summed`` names add up), as
+    ``(canonical, indexes into defs)`` in the order the port rule emits them."""
+    acc: dict[str, list] = {}
+    for i, (_name, cdef, _top) in enumerate(defs):
+        slot = acc.get(cdef.canonical)
+        if slot is not None and cdef.prefer < slot[1]:
+            continue
+        if slot is None or cdef.prefer > slot[1] or not (cdef.summed and slot[2]):
+            if slot is not None and cdef.prefer == slot[1]:
+                continue
+            acc[cdef.canonical] = [[i], cdef.prefer, cdef.summed]
+        else:
+            slot[0].append(i)
+    return [(canon, slot[0]) for canon, slot in acc.items()]
+
+
+def _group_deltas(rows: list[tuple[int, PortCounters, PortCounters]], defs: list[tuple[str, CounterDef, int]],
+                  changed_only: bool) -> tuple[list[int], list[CounterDelta], list[tuple[int, PortCounters, PortCounters]]]:
+    """Deltas of ports that report the same names, computed as arrays.
+
+    Returns each delta's port position, the deltas, and the rows left to the
+    one-port rule: a value missing in either sample, or a name the earlier
+    sample lacks.
+    """
+    if not defs:
+        return [], [], []
+    import numpy as np  # here, not at the top: probes load this module and must start fast
+
+    names = [name for name, _, _ in defs]
+    get = itemgetter(*names)
+    a_rows: list[tuple] = []
+    b_rows: list[tuple] = []
+    kept: list[tuple[int, PortCounters, PortCounters]] = []
+    left: list[tuple[int, PortCounters, PortCounters]] = []
+    one = len(names) == 1
+    for row in rows:
+        _, cur, prev = row
+        try:
+            a, b = get(cur.values), get(prev.values)
+        except KeyError:
+            left.append(row)
+            continue
+        if one:
+            a, b = (a,), (b,)
+        if None in a or None in b:
+            left.append(row)
+            continue
+        a_rows.append(a)
+        b_rows.append(b)
+        kept.append(row)
+    if not kept:
+        return [], [], left
+    after_v, before_v = _registers(np, a_rows), _registers(np, b_rows)
+    if after_v is None or before_v is None:  # not whole register values: the one-port rule decides
+        return [], [], left + kept
+    span = np.array([cur.timestamp for _, cur, _ in kept]) - np.array([prev.timestamp for _, _, prev in kept])
+    interval = np.where(span < 0.0, 0.0, span)
+    values, at_least, reset = [], [], []
+    for j, (_name, cdef, top) in enumerate(defs):
+        a, b = after_v[:, j], before_v[:, j]
+        up = a >= b
+        wraps = not cdef.saturates_at(cdef.width_bits)
+        half = np.uint64(top >> 1)
+        wrapped = ~up & (b > half) & (a < half) if wraps else np.zeros(len(a), dtype=bool)
+        back = ~up & ~wrapped  # went down, no wrap: a reset, at least the new value
+        with np.errstate(over="ignore"):
+            raw = np.where(up, a - b, np.where(wrapped, np.uint64(top) - b + np.uint64(1) + a, a))
+        values.append(raw.astype(np.float64) * cdef.scale)
+        at_least.append((up & (a >= np.uint64(top))) | back if cdef.saturating else back)
+        reset.append(back)
+    combos = _combine(defs)
+    cols_v, cols_l, cols_r, raws = [], [], [], []
+    for _canon, idx in combos:
+        v, lo, rs = values[idx[0]].copy(), at_least[idx[0]].copy(), reset[idx[0]].copy()
+        for i in idx[1:]:
+            v += values[i]
+            lo |= at_least[i]
+            rs |= reset[i]
+        cols_v.append(v)
+        cols_l.append(lo)
+        cols_r.append(rs)
+        raws.append(tuple(sorted(names[i] for i in idx)))
+    v_m = np.stack(cols_v, axis=1)
+    l_m = np.stack(cols_l, axis=1)
+    r_m = np.stack(cols_r, axis=1)
+    keep = (v_m != 0) | r_m if changed_only else np.ones(v_m.shape, dtype=bool)
+    ri, ci = np.nonzero(keep)
+    canon = [c for c, _ in combos]
+    vals, lows, rsts = v_m[ri, ci].tolist(), l_m[ri, ci].tolist(), r_m[ri, ci].tolist()
+    ivals = interval.tolist()
+    rows_i = ri.tolist()
+    refs = {i: PortRef(kept[i][1].node, kept[i][1].port) for i in dict.fromkeys(rows_i)}
+    new, put = object.__new__, object.__setattr__
+    out = []
+    for k, (i, c) in enumerate(zip(rows_i, ci.tolist(), strict=True)):
+        # CounterDelta(...) without the frozen dataclass's per-field __setattr__: half the cost.
+        d = new(CounterDelta)
+        put(d, "__dict__", {"port": refs[i], "name": canon[c], "value": vals[k], "interval_s": ivals[i],
+                            "at_least": lows[k], "reset": rsts[k], "raw_names": raws[c]})
+        out.append(d)
+    return [kept[i][0] for i in rows_i], out, left
+
+
+def _registers(np: Any, rows: list[tuple]) -> Any:
+    """Rows of whole, non-negative register values as a uint64 matrix; None for anything else
+    (a float, a negative or oversized number), which the one-port rule then handles."""
+    try:
+        got = np.array(rows)
+    except (OverflowError, TypeError, ValueError):
+        return None
+    if got.ndim != 2 or got.dtype.kind not in "iu" or (got.dtype.kind == "i" and (got < 0).any()):
+        return None
+    return got.astype(np.uint64)
 
 
 def totals(values: dict[str, int | None]) -> tuple[dict[str, float], dict[str, float]]:

@@ -10,6 +10,7 @@ come from :meth:`Fabric.ecmp_paths`.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
 import networkx as nx
@@ -38,6 +39,7 @@ class Fabric:
     )
     _updown: _UpDown | None = field(default=None, repr=False)
     _levels: dict[str, int] | None = field(default=None, repr=False)
+    _node_index: dict[str, list[LinkKey]] | None = field(default=None, repr=False)
 
     # -- building ---------------------------------------------------------
     def add_node(self, node: Node) -> Node:
@@ -85,10 +87,26 @@ class Fabric:
         self._invalidate()
         return link
 
+    def routes_cached(self) -> int:
+        """How many routes are cached now: a mark for :meth:`clear_route_cache`."""
+        return len(self._route_cache)
+
+    def clear_route_cache(self, since: int = 0) -> None:
+        """Forget the routes cached after mark ``since`` (all of them by default); they are
+        recomputed on demand. A planner that looked at many candidate pairs calls this so
+        their routes do not outlive the plan, while routes cached before it stay warm."""
+        cache = self._route_cache
+        if since <= 0:
+            cache.clear()
+            return
+        for key in list(itertools.islice(cache, since, None)):  # a dict keeps insertion order
+            del cache[key]
+
     def _invalidate(self) -> None:
         self._route_cache.clear()
         self._updown = None
         self._levels = None
+        self._node_index = None
 
     # -- queries ----------------------------------------------------------
     def hosts(self) -> list[Node]:
@@ -119,13 +137,15 @@ class Fabric:
         return out
 
     def node_links(self, node_id: str) -> list[Link]:
-        node = self.nodes[node_id]
-        out = []
-        for p in range(1, node.num_ports + 1):
-            link = self.link_at(PortRef(node_id, p))
-            if link is not None:
-                out.append(link)
-        return out
+        """A node's cables in port order (an index built once, not a walk over a 2,048-port spine's ports)."""
+        if node_id not in self.nodes:
+            raise KeyError(node_id)
+        if self._node_index is None:
+            index: dict[str, list[tuple[int, LinkKey]]] = {}
+            for port, key in self._port_link.items():
+                index.setdefault(port.node, []).append((port.port, key))
+            self._node_index = {n: [k for _, k in sorted(v)] for n, v in index.items()}
+        return [self.links[k] for k in self._node_index.get(node_id, ())]
 
     def label(self, node_id: str) -> str:
         node = self.nodes.get(node_id)

@@ -19,6 +19,7 @@ from typing import Any
 from fabricdoc.errors import FabricdocError
 from fabricdoc.model.findings import Finding
 from fabricdoc.model.inputs import loads_json, read_text
+from fabricdoc.model.memory import gc_paused
 from fabricdoc.model.records import Node, Observations, PortRef
 from fabricdoc.model.severity import Severity
 from fabricdoc.model.times import now_iso
@@ -30,6 +31,8 @@ from fabricdoc.report.drain_policy import DrainPolicy, Held, apply_drain_policy
 from fabricdoc.report.files import write_atomic
 
 SCHEMA_ID = "fabricdoc.report/v1"
+COMPACT_MIN = 4096
+"""A topology (nodes + links) or pair list longer than this is written as columns (see :func:`to_columns`)."""
 
 
 def _producer() -> str:
@@ -144,8 +147,28 @@ class Report:
             out["topology"] = self.topology
         return out
 
+    def to_document(self) -> dict[str, Any]:
+        """What :meth:`save` writes: :meth:`to_dict`, with a large topology or pair list as columns."""
+        out = self.to_dict()
+        topo = out.get("topology")
+        if topo is not None and len(topo["nodes"]) + len(topo["links"]) > COMPACT_MIN:
+            del out["topology"]
+            out["topology_columns"] = topology_columns(topo)
+        if len(self.pairs) > COMPACT_MIN:
+            del out["pairs"]
+            out["pairs_columns"] = pair_columns(self.pairs)
+        return out
+
     def to_json(self, indent: int | None = 2) -> str:
-        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, allow_nan=False)
+        """The report as saved: indented, except the column arrays of a large report, one line each."""
+        doc = self.to_document()
+        columns = {key: doc.pop(key) for key in ("topology_columns", "pairs_columns") if key in doc}
+        text = json.dumps({**doc, **dict.fromkeys(columns, _SPLICE)}, indent=indent, ensure_ascii=False,
+                          allow_nan=False)
+        for key, value in columns.items():
+            compact = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+            text = text.replace(f'"{key}": {json.dumps(_SPLICE)}', f'"{key}": {compact}', 1)
+        return text
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], source: str = "report") -> Report:
@@ -169,16 +192,18 @@ class Report:
             drain_policy=data.get("drain_policy"),
             tests=data["tests"],
             probes=data.get("probes", []),
-            pairs=data.get("pairs", []),
+            pairs=from_pair_columns(data["pairs_columns"]) if "pairs_columns" in data else data.get("pairs", []),
             impact=data.get("impact"),
-            topology=data.get("topology"),
+            topology=(from_topology_columns(data["topology_columns"]) if "topology_columns" in data
+                      else data.get("topology")),
         )
 
     @classmethod
     def load(cls, path: str | Path) -> Report:
         """Read and validate a saved report; a bad file is a one-line error naming it."""
         path = Path(path)
-        return cls.from_dict(loads_json(read_text(path, "report"), str(path)), str(path))
+        with gc_paused():  # hundreds of thousands of new dicts: each collection pass would walk them all
+            return cls.from_dict(loads_json(read_text(path, "report"), str(path)), str(path))
 
     def save(self, path: str | Path) -> Path:
         return write_atomic(path, self.to_json() + "\n")
@@ -197,6 +222,8 @@ class Report:
         if not self.topology:
             raise FabricdocError("report has no topology section (written with --no-topology?)")
         return fabric_from_topology(self.topology)
+
+
 
 
 def verdict_of(findings: list[Finding], coverage: Coverage | None = None) -> str:
@@ -262,6 +289,78 @@ def topology_dict(fabric: Fabric) -> dict[str, Any]:
             for lk in fabric.links.values()
         ],
     }
+
+
+# -- columns: the compact layout of a large report -----------------------------------
+#
+# A 65,536-host fabric has ~200,000 links: as one JSON object each they are most
+# of a 70 MB file and most of its parse time. A large report keeps the same data
+# as one array per field instead (``topology_columns``, ``pairs_columns``); old
+# readers, which know only ``topology`` and ``pairs``, see a report without them.
+
+_SPLICE = "\x00fabricdoc columns\x00"  # placeholder to_json swaps for a one-line column block
+_LINK_FIELDS = ("lanes", "lane_gbps", "max_lanes", "max_lane_gbps", "state")
+_PAIR_FIELDS = ("status", "busbw_gbps", "expected_gbps", "ratio", "round", "test", "wrong", "error")
+
+
+def topology_columns(topo: dict[str, Any]) -> dict[str, Any]:
+    """:func:`topology_dict`'s lists as columns. Links name their ends by node index (``a``, ``b``)
+    and port (``a_port``, ``b_port``); ``attrs`` is one column per attribute, null where a node has none."""
+    nodes, links = topo["nodes"], topo["links"]
+    where = {n["id"]: i for i, n in enumerate(nodes)}
+    attr_keys = sorted({k for n in nodes for k in n.get("attrs", {})})
+    cols: dict[str, Any] = {
+        "nodes": {
+            "id": [n["id"] for n in nodes], "label": [n["label"] for n in nodes], "kind": [n["kind"] for n in nodes],
+            "ports": [n["ports"] for n in nodes], "guid": [n.get("guid") for n in nodes],
+            "attrs": {k: [n.get("attrs", {}).get(k) for n in nodes] for k in attr_keys},
+        },
+        "links": {
+            "a": [where[lk["a"][0]] for lk in links], "a_port": [lk["a"][1] for lk in links],
+            "b": [where[lk["b"][0]] for lk in links], "b_port": [lk["b"][1] for lk in links],
+            **{f: [lk.get(f, "up" if f == "state" else None) for lk in links] for f in _LINK_FIELDS},
+        },
+    }  # fmt: skip
+    return cols
+
+
+def from_topology_columns(cols: dict[str, Any]) -> dict[str, Any]:
+    """Inverse of :func:`topology_columns` (the columns were checked by the schema)."""
+    n, lk = cols["nodes"], cols["links"]
+    attrs = n.get("attrs", {})
+    keys = list(attrs)
+    ids = n["id"]
+    nodes = []
+    for i, values in enumerate(zip(*(attrs[k] for k in keys), strict=True) if keys else ([()] * len(ids))):
+        nodes.append({"id": ids[i], "label": n["label"][i], "kind": n["kind"][i], "ports": n["ports"][i],
+                      "guid": n["guid"][i] if "guid" in n else None,
+                      "attrs": {k: v for k, v in zip(keys, values, strict=True) if v is not None}})
+    links = [
+        {"a": [ids[a], pa], "b": [ids[b], pb], "lanes": lanes, "lane_gbps": rate, "max_lanes": max_lanes,
+         "max_lane_gbps": max_rate, "state": state}
+        for a, pa, b, pb, lanes, rate, max_lanes, max_rate, state in zip(
+            lk["a"], lk["a_port"], lk["b"], lk["b_port"], *(lk[f] for f in _LINK_FIELDS), strict=True)
+    ]
+    return {"nodes": nodes, "links": links}
+
+
+def pair_columns(pairs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The pair list as columns: ``src`` / ``dst`` labels, ``src_port`` / ``dst_port``, then one per field."""
+    return {
+        "src": [p["src"][0] for p in pairs], "src_port": [p["src"][1] for p in pairs],
+        "dst": [p["dst"][0] for p in pairs], "dst_port": [p["dst"][1] for p in pairs],
+        **{f: [p.get(f) for p in pairs] for f in _PAIR_FIELDS},
+    }  # fmt: skip
+
+
+def from_pair_columns(cols: dict[str, Any]) -> list[dict[str, Any]]:
+    """Inverse of :func:`pair_columns`."""
+    fields = [f for f in _PAIR_FIELDS if f in cols]
+    return [
+        {"src": [s, sp], "dst": [d, dp], **dict(zip(fields, rest, strict=True))}
+        for s, sp, d, dp, *rest in zip(cols["src"], cols["src_port"], cols["dst"], cols["dst_port"],
+                                       *(cols[f] for f in fields), strict=True)
+    ]
 
 
 def fabric_from_topology(topo: dict[str, Any], name: str = "report") -> Fabric:

@@ -75,6 +75,38 @@ EVIDENCE_SCHEMAS: list[dict[str, Any]] = [
            "reason": {"type": "string"}}),
 ]
 
+def _columns(description: str, cols: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {"type": "object", "description": description, "required": required,
+            "properties": {k: {"type": "array", "items": v} for k, v in cols.items()}}
+
+
+_NODE_COLUMNS = {"id": {"type": "string"}, "label": {"type": "string"}, "kind": {"enum": ["host", "switch"]},
+                 "ports": {"type": "integer"}, "guid": _STR_OR_NULL}
+_LINK_COLUMNS = {"a": _INT, "a_port": {"type": "integer"}, "b": _INT, "b_port": {"type": "integer"},
+                 "lanes": {"type": "integer"}, "lane_gbps": {"type": "number"}, "max_lanes": {"type": ["integer", "null"]},
+                 "max_lane_gbps": _NUM, "state": {"enum": ["up", "down"]}}
+_PAIR_COLUMN_TYPES = {"src": {"type": "string"}, "src_port": {"type": "integer"}, "dst": {"type": "string"},
+                      "dst_port": {"type": "integer"}, "status": {"enum": ["ok", "hung", "wrong", "error"]},
+                      "busbw_gbps": _NUM, "expected_gbps": _NUM, "ratio": _NUM, "round": {"type": "integer"}}
+_TOPOLOGY_COLUMNS: dict[str, Any] = {
+    "type": "object",
+    "description": "a large report's topology (instead of topology): the same fields, one array per field, "
+    "every array of a table the same length. Links name their ends by index into the node arrays (a, b) and "
+    "port (a_port, b_port); nodes.attrs holds one array per attribute, null where a node has none",
+    "required": ["nodes", "links"],
+    "properties": {
+        "nodes": {**_columns("the nodes", _NODE_COLUMNS, ["id", "label", "kind", "ports"]),
+                  "properties": {**_columns("", _NODE_COLUMNS, [])["properties"],
+                                 "attrs": {"type": "object", "additionalProperties": {"type": "array"}}}},
+        "links": _columns("the links", _LINK_COLUMNS, ["a", "a_port", "b", "b_port", "lanes", "lane_gbps"]),
+    },
+}
+_PAIR_COLUMNS: dict[str, Any] = _columns(
+    "a large report's bandwidth tests (instead of pairs): the same fields, one array per field, all the same "
+    "length; src and dst are node labels, src_port and dst_port their ports",
+    _PAIR_COLUMN_TYPES, ["src", "src_port", "dst", "dst_port", "status"])
+
+
 REPORT_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "fabricdoc.report/v1",
@@ -316,6 +348,8 @@ REPORT_SCHEMA: dict[str, Any] = {
                 "unmapped_findings": {"type": "array", "items": {"type": "string"}},
             },
         },
+        "topology_columns": _TOPOLOGY_COLUMNS,
+        "pairs_columns": _PAIR_COLUMNS,
         "topology": {
             "type": "object",
             "description": "the fabric, so the report alone can be drawn and re-analysed",
@@ -394,7 +428,83 @@ def _check_bulk(data: dict[str, Any], source: str) -> dict[str, Any]:
                     and p.get("status") in ("ok", "hung", "wrong", "error")):
                 raise _bad(source, f"pairs/{i}", "needs src, dst ([node, port]) and status")
         slim["pairs"] = pairs[:1]
+    _check_columns(data, slim, source)
     return slim
+
+
+_COLUMN_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,), "integer": (int,), "number": (int, float), "null": (type(None),),
+}
+
+
+def _column_ok(values: list[Any], item: dict[str, Any]) -> int | None:
+    """The index of the first value ``item`` (a column's item schema) refuses, else None.
+
+    Whole-column set operations first (a 200,000-long column in milliseconds); only a
+    column that fails is walked value by value to name the first bad one."""
+    if "enum" in item:
+        allowed = set(item["enum"])
+        try:
+            if set(map(type, values)) <= {str, type(None)} and set(values) <= allowed:
+                return None
+        except TypeError:
+            pass
+        return next(i for i, v in enumerate(values) if not (type(v) is str and v in allowed))
+    kinds = item["type"] if isinstance(item["type"], list) else [item["type"]]
+    types = {t for k in kinds for t in _COLUMN_TYPES[k]}
+    low = item.get("minimum")
+    present = set(map(type, values))
+    if present <= types and (low is None or not values or min(v for v in values if v is not None) >= low):
+        return None
+    return next(i for i, v in enumerate(values)
+                if type(v) not in types or (low is not None and v is not None and v < low))
+
+
+def _check_table(table: Any, props: dict[str, Any], required: list[str], source: str, where: str) -> Any:
+    """Check one table of columns (same length, each value its column's type); return it cut to one row."""
+    if not isinstance(table, dict) or any(not isinstance(table.get(k), list) for k in required):
+        raise _bad(source, where, f"needs the columns {', '.join(required)} as arrays")
+    n = len(table[required[0]])
+    slim = dict(table)
+    for key, item in props.items():
+        values = table.get(key)
+        if values is None and key not in required:
+            continue
+        if not isinstance(values, list) or len(values) != n:
+            raise _bad(source, f"{where}/{key}", f"needs an array of {n} items, like {required[0]}")
+        bad = _column_ok(values, item["items"])
+        if bad is not None:
+            raise _bad(source, f"{where}/{key}/{bad}", f"{values[bad]!r} is not valid here")
+        slim[key] = values[:1]
+    return slim
+
+
+def _check_columns(data: dict[str, Any], slim: dict[str, Any], source: str) -> None:
+    """The column tables of a large report, checked with plain loops and cut to one row for jsonschema."""
+    topo = data.get("topology_columns")
+    if isinstance(topo, dict):
+        schema = _TOPOLOGY_COLUMNS["properties"]
+        nodes = _check_table(topo.get("nodes"), {k: v for k, v in schema["nodes"]["properties"].items() if k != "attrs"},
+                             schema["nodes"]["required"], source, "topology_columns/nodes")
+        count = len(topo["nodes"]["id"])
+        attrs = topo["nodes"].get("attrs", {})
+        if isinstance(attrs, dict):
+            for key, values in attrs.items():
+                if not isinstance(values, list) or len(values) != count:
+                    raise _bad(source, f"topology_columns/nodes/attrs/{key}", f"needs an array of {count} items")
+            nodes["attrs"] = {k: v[:1] for k, v in attrs.items()}
+        links = _check_table(topo.get("links"), schema["links"]["properties"], schema["links"]["required"],
+                             source, "topology_columns/links")
+        for end in ("a", "b"):
+            far = next((i for i, v in enumerate(topo["links"][end]) if v >= count), None)
+            if far is not None:
+                raise _bad(source, f"topology_columns/links/{end}/{far}",
+                           f"no node {topo['links'][end][far]} (there are {count})")
+        slim["topology_columns"] = {**topo, "nodes": nodes, "links": links}
+    pairs = data.get("pairs_columns")
+    if isinstance(pairs, dict):
+        slim["pairs_columns"] = _check_table(pairs, _PAIR_COLUMNS["properties"], _PAIR_COLUMNS["required"],
+                                             source, "pairs_columns")
 
 
 def validate_report(data: Any, source: str = "report") -> None:

@@ -1,10 +1,11 @@
 """The impact tab: the report's AllReduce busbw figures and a what-if where ``d`` drains hosts.
 
 The impact model (``TabContext.impact_factory``, normally
-:class:`fabricdoc.impact.busbw.ImpactModel`) is built in a worker the first
-time the tab is shown, not at start: routing thousands of hosts holds the GIL
-and would make opening and scrolling the other tabs lag. Each what-if runs in
-a worker too; a newer key press cancels the older one.
+:class:`fabricdoc.impact.busbw.ImpactModel`) is built once, in a worker the
+main screen starts as soon as it is up (:meth:`ImpactTab.start_model`), so on
+a large fabric it is ready by the time anyone asks a what-if; the other tabs
+stay usable meanwhile (they make only the rows they draw). Each what-if runs
+in a worker too; a newer key press cancels the older one.
 """
 
 from __future__ import annotations
@@ -51,10 +52,11 @@ class ImpactTab(ReportTab):
         self.live: dict[str, float] | None = None  # nominal / now / after_drain from the model
         self.model_error: str | None = LOADING
         self.drained: set[str] = self.index.drained_hosts()
+        self._model_started = False
 
     @property
     def model_state(self) -> str:
-        """``loading`` until the model is built (the tab was shown), then ``ready`` or ``unavailable``."""
+        """``loading`` until the model is built, then ``ready`` or ``unavailable``."""
         if self.model is not None:
             return "ready"
         return "loading" if self.model_error == LOADING else "unavailable"
@@ -70,7 +72,13 @@ class ImpactTab(ReportTab):
     def load(self) -> None:
         self._fill_table()
         self._recompute()
-        self._load_model()
+        self.start_model()
+
+    def start_model(self) -> None:
+        """Build the model in the background, once (the main screen calls this when it is up)."""
+        if not self._model_started:
+            self._model_started = True
+            self._load_model()
 
     @work(thread=True, exclusive=True, group="impact-model")
     def _load_model(self) -> None:
@@ -91,7 +99,13 @@ class ImpactTab(ReportTab):
     def _model_ready(self, model: Any, live: dict[str, float] | None, error: str | None) -> None:
         self.model, self.live, self.model_error = model, live, error
         self.query_one("#impact-summary", Panel).update(impact_text(self.index.report, live))
-        self._recompute()
+        if self.loaded:
+            self._recompute()
+
+    def on_unmount(self) -> None:
+        close = getattr(self.model, "close", None)  # a model in a process of its own ends with the app
+        if close is not None:
+            close()
 
     def _fill_table(self) -> None:
         table = self.table()

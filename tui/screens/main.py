@@ -89,6 +89,7 @@ class MainScreen(Screen[None]):
         for tab_id in PRELOADED:
             self.tab(tab_id).shown()
         self._show(self.active_tab)
+        self.call_after_refresh(self.query_one(ImpactTab).start_model)  # once the screen is drawn
 
     # -- tabs ------------------------------------------------------------------------
     @property

@@ -1,7 +1,8 @@
 """ReportTable: a filterable, sortable virtual table that draws only the rows on screen.
 
-Rows are :class:`~fabricdoc.tui.view.Row` (cells already :class:`~rich.text.Text`,
-built by the view), so no cell is ever parsed as markup.
+Rows are :class:`~fabricdoc.tui.view.Rows`: keys up front, each
+:class:`~fabricdoc.tui.view.Row` (cells already :class:`~rich.text.Text`, built by
+the view, so no cell is ever parsed as markup) made only when it is drawn.
 """
 
 from __future__ import annotations
@@ -20,15 +21,15 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from ..view import Row
+from ..view import Row, Rows
 
 
 class ReportTable(ScrollView, can_focus=True):
     """A virtual table: a fixed header and rows drawn line by line, only those on screen.
 
-    Rows live in plain lists (:class:`Row`); filter and sort rearrange the list
-    and repaint, so 25,000 rows cost no widgets and no per-cell measuring
-    beyond one ``cell_len`` when they are set. Keys: arrows, j/k, pgup/pgdn,
+    Filter and sort rearrange the keys and repaint; a row's cells are made and
+    measured when it is first drawn (a column widens then if it must), so
+    200,000 rows cost their keys, no widgets and no cells off screen. Keys: arrows, j/k, pgup/pgdn,
     home/end, g/G, enter (posts :class:`RowSelected`); a click highlights a
     row, a click on the highlighted row opens it, a click on the header sorts.
     """
@@ -51,6 +52,7 @@ class ReportTable(ScrollView, can_focus=True):
     ReportTable > .reporttable--even { background: $surface-lighten-1 20%; }
     """
     MAX_COLUMN = 60
+    WIDTH_SAMPLE = 200  # rows measured when set, from the top of the first order shown
 
     cursor_row: reactive[int] = reactive(0, always_update=True)
 
@@ -83,24 +85,33 @@ class ReportTable(ScrollView, can_focus=True):
         super().__init__(**kwargs)
         self.columns = list(columns)
         self.widths = [len(c) for c in self.columns]
-        self.all_rows: list[Row] = []
-        self.shown: list[Row] = []
+        self.all_rows: Rows = Rows.of([])
+        self.shown: Rows = self.all_rows
         self.filter_text = ""
         self.sort_key: str | None = None
         self.sort_reverse = False
 
     # -- data ----------------------------------------------------------------------
-    def set_rows(self, rows: Iterable[Row]) -> None:
-        self.all_rows = list(rows)
-        widths = [len(c) for c in self.columns]
-        for r in self.all_rows:
-            for i, cell in enumerate(r.cells):
-                plain = cell.plain
-                n = len(plain) if plain.isascii() else cell.cell_len
-                if n > widths[i]:
-                    widths[i] = n
-        self.widths = [min(w, self.MAX_COLUMN) for w in widths]
+    def set_rows(self, rows: Rows | Iterable[Row]) -> None:
+        self.all_rows = rows if isinstance(rows, Rows) else Rows.of(rows)
+        self.widths = [len(c) for c in self.columns]
+        self.shown = self.all_rows.subset([])
         self._reload()
+        for row in self.shown[: self.WIDTH_SAMPLE]:
+            self._measure(row)
+
+    def _measure(self, row: Row) -> bool:
+        """Widen the columns to fit ``row``; True when one grew."""
+        grew = False
+        for i, cell in enumerate(row.cells):
+            plain = cell.plain
+            n = min(len(plain) if plain.isascii() else cell.cell_len, self.MAX_COLUMN)
+            if n > self.widths[i]:
+                self.widths[i] = n
+                grew = True
+        if grew:
+            self.virtual_size = Size(sum(self.widths) + 2 * len(self.widths), len(self.shown) + 1)
+        return grew
 
     def apply_filter(self, text: str) -> None:
         """Show only rows whose text contains every word of ``text`` (case-insensitive)."""
@@ -123,30 +134,31 @@ class ReportTable(ScrollView, can_focus=True):
 
     @property
     def current_key(self) -> str | None:
-        if not self.shown or not 0 <= self.cursor_row < len(self.shown):
+        if not 0 <= self.cursor_row < len(self.shown):
             return None
-        return self.shown[self.cursor_row].key
+        return self.shown.keys[self.cursor_row]
 
     def set_cell_text(self, key: str, column: int, value: Text) -> None:
         """Replace one cell (the drain mark in the what-if) without reloading."""
-        for r in self.all_rows:
-            if r.key == key:
-                cells = list(r.cells)
-                cells[column] = value
-                r.cells = tuple(cells)
+        row = self.all_rows.row(key)
+        cells = list(row.cells)
+        cells[column] = value
+        row.cells = tuple(cells)
         self.refresh()
 
     def _reload(self) -> None:
+        rows = self.all_rows
         words = self.filter_text.split()
-        rows = [r for r in self.all_rows if all(w in r.search for w in words)] if words else list(self.all_rows)
+        keys = [k for k in rows.keys if all(w in rows.search(k) for w in words)] if words else list(rows.keys)
         if self.sort_key is not None:
-            rows.sort(key=lambda r: r.sort.get(self.sort_key, 0), reverse=self.sort_reverse)
+            sort_key = self.sort_key
+            keys.sort(key=lambda k: rows.sort_value(k, sort_key), reverse=self.sort_reverse)
         keep = self.current_key
-        self.shown = rows
+        self.shown = rows.subset(keys)
         width = sum(self.widths) + 2 * len(self.widths)
-        self.virtual_size = Size(width, len(rows) + 1)
-        index = next((i for i, r in enumerate(rows) if r.key == keep), 0) if keep is not None else 0
-        self.cursor_row = min(index, max(0, len(rows) - 1))
+        self.virtual_size = Size(width, len(keys) + 1)
+        index = next((i for i, k in enumerate(keys) if k == keep), 0) if keep is not None else 0
+        self.cursor_row = min(index, max(0, len(keys) - 1))
         self.refresh()
 
     # -- cursor ----------------------------------------------------------------------
@@ -235,5 +247,8 @@ class ReportTable(ScrollView, can_focus=True):
                 style = base + self.get_component_rich_style("reporttable--even")
             else:
                 style = base
-            strip = self._line(self.shown[row].cells, style)
+            shown = self.shown[row]
+            if self._measure(shown):
+                self.refresh()
+            strip = self._line(shown.cells, style)
         return strip.crop_extend(scroll_x, scroll_x + width, style)

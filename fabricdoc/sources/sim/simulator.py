@@ -202,18 +202,22 @@ class Simulator:
             elif f.kind == "bad_nic":
                 delta["PortRcvErrors"][i] += 200
                 delta["SymbolErrorCounter"][i] += 50
+        # Whole columns at once (saturating at each register's maximum), then one dict per port.
+        keys = (*names, "PortXmitData", "PortRcvData")
+        top32 = 2**32 - 1
+        cols_b = [before_vals[nm].tolist() for nm in names]
+        cols_a = [np.minimum(before_vals[nm] + delta[nm], min(_max(nm), np.iinfo(np.int64).max)).tolist()
+                  for nm in names]
+        cols_b += [before_data.tolist(), (before_data // 2).tolist()]
+        cols_a += [np.minimum(before_data + xmit_words, top32).tolist(),
+                   np.minimum(before_data // 2 + xmit_words, top32).tolist()]
         before, after = [], []
-        for p, i in index.items():
-            bv = {nm: int(before_vals[nm][i]) for nm in names}
-            av = {nm: int(min(before_vals[nm][i] + delta[nm][i], _max(nm))) for nm in names}
-            bv["PortXmitData"] = int(before_data[i])
-            av["PortXmitData"] = int(min(before_data[i] + xmit_words[i], 2**32 - 1))
-            bv["PortRcvData"] = int(before_data[i] // 2)
-            av["PortRcvData"] = int(min(before_data[i] // 2 + xmit_words[i], 2**32 - 1))
-            if p in self.silent:
+        silent = self.silent
+        for p, bvals, avals in zip(ports, zip(*cols_b, strict=True), zip(*cols_a, strict=True), strict=True):
+            if p in silent:
                 continue  # the CA answers no PerfMgt query: no sample, not zeros
-            before.append(PortCounters(p.node, p.port, self.t0, bv, source="sim"))
-            after.append(PortCounters(p.node, p.port, t1, av, source="sim"))
+            before.append(PortCounters(p.node, p.port, self.t0, dict(zip(keys, bvals, strict=True)), source="sim"))
+            after.append(PortCounters(p.node, p.port, t1, dict(zip(keys, avals, strict=True)), source="sim"))
         return before, after
 
     def events(self) -> list[LinkEvent]:

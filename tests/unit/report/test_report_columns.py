@@ -1,0 +1,86 @@
+"""A large report keeps its topology and tests as columns, loads back the same, and stays v1."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import fabricdoc.report.report as report_module
+from fabricdoc.errors import FabricdocError
+from fabricdoc.fabric.generators import fat_tree_3
+from fabricdoc.model.records import Observations
+from fabricdoc.report.report import Report
+from fabricdoc.report.schema import validate_report
+
+PAIR = {"src": ["h1", 1], "dst": ["h2", 1], "status": "ok", "busbw_gbps": 48.5, "expected_gbps": 50.0,
+        "ratio": 0.97, "round": 1, "test": "sendrecv", "wrong": None, "error": None}
+
+
+@pytest.fixture
+def small_compact(monkeypatch):
+    """Columns from a few dozen items on, so a k=4 fat-tree is a 'large' report."""
+    monkeypatch.setattr(report_module, "COMPACT_MIN", 10)
+
+
+def _report() -> Report:
+    report = Report.build(fat_tree_3(4), [], Observations())
+    report.pairs = [dict(PAIR, round=i) for i in range(20)]
+    return report
+
+
+def test_a_large_report_is_saved_as_columns_and_loads_back_the_same(tmp_path, small_compact):
+    report = _report()
+    path = report.save(tmp_path / "r.json")
+    data = json.loads(path.read_text())
+    assert "topology" not in data and "pairs" not in data
+    assert len(data["topology_columns"]["links"]["a"]) == 48 and len(data["pairs_columns"]["src"]) == 20
+    back = Report.load(path)
+    assert back.topology == report.topology and back.pairs == report.pairs
+    assert back.to_dict() == report.to_dict()
+    assert back.fabric_model().summary() == fat_tree_3(4).summary()
+
+
+def test_a_small_report_keeps_one_object_per_link_and_test(tmp_path):
+    data = json.loads(_report().save(tmp_path / "r.json").read_text())
+    assert "topology_columns" not in data and isinstance(data["topology"]["links"][0], dict)
+    assert data["pairs"][0]["src"] == ["h1", 1]
+
+
+def test_the_columns_are_one_line_each_and_the_rest_stays_indented(tmp_path, small_compact):
+    text = _report().to_json()
+    column_lines = [line for line in text.splitlines() if '"topology_columns"' in line or '"pairs_columns"' in line]
+    assert len(column_lines) == 2
+    assert '\n  "verdict": ' in text
+
+
+@pytest.mark.parametrize(("where", "value", "says"), [
+    (("links", "a"), [0] * 47, "topology_columns/links/a"),
+    (("links", "b"), None, "topology_columns/links/b/0"),
+    (("links", "state"), "sideways", "topology_columns/links/state/3"),
+    (("nodes", "kind"), "router", "topology_columns/nodes/kind/3"),
+])
+def test_a_broken_column_is_refused_naming_where(tmp_path, small_compact, where, value, says):
+    data = json.loads(_report().to_json())
+    table = data["topology_columns"][where[0]]
+    if isinstance(value, list):
+        table[where[1]] = value
+    elif value is None:
+        table[where[1]][0] = 10_000
+    else:
+        table[where[1]][3] = value
+    with pytest.raises(FabricdocError, match=says):
+        validate_report(data, "r.json")
+
+
+def test_a_pair_column_of_the_wrong_length_is_refused(small_compact):
+    data = json.loads(_report().to_json())
+    data["pairs_columns"]["status"].pop()
+    with pytest.raises(FabricdocError, match="pairs_columns/status"):
+        validate_report(data, "r.json")
+
+
+def test_the_printed_schema_describes_the_columns():
+    from fabricdoc.report.schema import REPORT_SCHEMA
+
+    assert {"topology_columns", "pairs_columns"} <= set(REPORT_SCHEMA["properties"])

@@ -1,0 +1,53 @@
+"""Every benchmark runs to completion at its smallest size (issue 16 point 7): a subprocess,
+exit 0, its figures printed. Speed is not asserted here; the figures live in benchmarks/."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_bench(name: str, *args: str, timeout: float = 300) -> str:
+    """Run ``benchmarks/<name>`` with ``args``; its stdout (a failure shows its stderr)."""
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / name), *args], capture_output=True,
+                          text=True, timeout=timeout, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def test_bench_tui_runs_at_its_smallest_size_with_the_model_and_what_if():
+    out = run_bench("bench_tui.py", "--k", "4", "--pages", "1")
+    for figure in ("open: start -> main screen up", "links: first show", "impact: first show",
+                   "impact model ready", "what-if: d -> new prediction", "memory with the impact model"):
+        assert figure in out
+
+
+def test_bench_report_runs_at_its_smallest_size():
+    out = run_bench("bench_report.py", "--k", "4", "--repeats", "1")
+    assert "report file:" in out and "load: Report.load" in out
+
+
+def test_bench_startup_runs_at_its_smallest_size():
+    out = run_bench("bench_startup.py", "1")
+    assert "fabricdoc --help" in out and "fabricdoc probe --help" in out and "heavy modules" in out
+
+
+def test_bench_scale_runs_at_its_smallest_sizes_and_prints_stages_and_growth():
+    out = run_bench("bench_scale.py", "--sizes", "small", "--faults", "2")
+    for figure in ("plan", "measure", "localize", "report", "peak MiB", "exp", "rail-optimized 128 x 8 rails",
+                   "3-level fat-tree k=12"):
+        assert figure in out
+    assert "FAILED" not in out
+
+
+def test_bench_plan_runs_at_its_smallest_size():
+    out = run_bench("bench_plan.py", "--sizes", "small")
+    assert "rail-optimized, 32 hosts x 8 rails" in out and "budget" in out and "oneway" in out
+
+
+def test_bench_localize_runs_at_its_smallest_size():
+    out = run_bench("bench_localize.py", "--sizes", "small")
+    assert "localize" in out and "max RSS" in out
