@@ -51,3 +51,13 @@ def test_bench_plan_runs_at_its_smallest_size():
 def test_bench_localize_runs_at_its_smallest_size():
     out = run_bench("bench_localize.py", "--sizes", "small")
     assert "localize" in out and "max RSS" in out
+
+
+def test_bench_accuracy_runs_at_its_smallest_size_and_healthy_fabrics_stay_clean(tmp_path):
+    import json
+
+    out = run_bench("bench_accuracy.py", "--reps", "1", "--json", str(tmp_path / "acc.json"))
+    assert "per fault kind" in out and "loc P" in out and "cls R" in out
+    figures = json.loads((tmp_path / "acc.json").read_text())
+    assert figures["healthy"]["fabrics"] > 0 and figures["healthy"]["findings"] == 0
+    assert figures["crashes"] == []
