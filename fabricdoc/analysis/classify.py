@@ -142,9 +142,14 @@ def _names(fabric: Fabric, key: LinkKey, host_end: PortRef) -> tuple[str, str]:
     return f"NIC {fabric.label(host_end.node)} port {host_end.port}", cable
 
 
+def _ends_by_label(fabric: Fabric, key: LinkKey) -> dict[tuple[str, int], PortRef]:
+    """The cable's two ends keyed as evidence names a port: (label, port)."""
+    return {(fabric.label(e.node), e.port): e for e in (key.a, key.b)}
+
+
 def _error_sides(fabric: Fabric, key: LinkKey, evidence: list[Evidence]) -> set[PortRef]:
     """The cable's ends whose error counters moved (evidence names ends by label)."""
-    by_label = {(fabric.label(e.node), e.port): e for e in (key.a, key.b)}
+    by_label = _ends_by_label(fabric, key)
     out = set()
     for ev in evidence:
         if isinstance(ev, CounterEvidence) and not _congestion_counter(ev.counter):
@@ -161,7 +166,7 @@ def _congestion_counter(name: str) -> bool:
 def _congested_port(fabric: Fabric, key: LinkKey, evidence: list[Evidence]) -> PortRef:
     """The end where congestion builds up: the one whose congestion counters rose most
     (transmit wait first: it counts where packets queue)."""
-    by_label = {(fabric.label(e.node), e.port): e for e in (key.a, key.b)}
+    by_label = _ends_by_label(fabric, key)
     best: tuple[int, float] | None = None
     chosen = key.a
     for ev in evidence:

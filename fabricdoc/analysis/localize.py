@@ -82,49 +82,39 @@ def _down(b: Blame) -> bool:
 
 
 def _to_findings(fabric: Fabric, blame: dict[LinkKey, Blame], opt: Options) -> list[Finding]:
-    findings: list[Finding] = []
-    absorbed: set[LinkKey] = set()
+    verdicts = {key: classify(fabric, key, b) for key, b in blame.items() if b.faults}
     switches = [sw for sw in fabric.switches() if len(fabric.node_links(sw.id)) >= 2]
     # Dead switches first: every link down. Their links are theirs, so a neighbour that lost
     # one link to a dead switch is not "failing with most of its links" because of it.
+    dead = {sw.id: [lk.key for lk in fabric.node_links(sw.id)] for sw in switches
+            if all(lk.key in blame and _down(blame[lk.key]) for lk in fabric.node_links(sw.id))}
+    findings = [_switch_finding(fabric, blame, sid, keys, len(keys), "dead", Severity.CRITICAL, 0.99)
+                for sid, keys in dead.items()]
+    absorbed = {k for keys in dead.values() for k in keys}
     for sw in switches:
+        if sw.id in dead:
+            continue
         links = fabric.node_links(sw.id)
-        if all(lk.key in blame and _down(blame[lk.key]) for lk in links):
-            keys = [lk.key for lk in links]
-            evidence = [SwitchLinksEvidence(len(keys), len(keys), len(keys))]
-            for k in keys[:32]:
-                evidence.extend(blame[k].evidence[:3])
-            findings.append(Finding("", "switch", fabric.label(sw.id), "dead", Severity.CRITICAL, 0.99, evidence,
-                                    None, [sw.id]))
-            absorbed.update(keys)
-    for sw in switches:
-        links = fabric.node_links(sw.id)
-        bad = [lk.key for lk in links if lk.key in blame and lk.key not in absorbed and blame[lk.key].faults]
-        if not bad or sw.id in {n for f in findings for n in f.node_ids}:
+        bad = [lk.key for lk in links if lk.key in verdicts and lk.key not in absorbed]
+        if not bad:
             continue
         # "Most of its links fail the same way": the largest group of one fault class must be
         # strictly more than the fraction of the switch's links, and at least three, so
         # independent faults that happen to meet on one switch stay separate findings.
         groups: dict[str, list[LinkKey]] = defaultdict(list)
         for k in bad:
-            groups[classify(fabric, k, blame[k]).fault].append(k)
+            groups[verdicts[k].fault].append(k)
         fault, same = max(groups.items(), key=lambda kv: (len(kv[1]), kv[0]))
         if len(same) < 3 or len(same) <= opt.switch_fraction * len(links):
             continue
-        down = [k for k in same if _down(blame[k])]
         severity = worst(s for k in same for s in blame[k].faults.values()) or Severity.ERROR
-        evidence = [SwitchLinksEvidence(len(same), len(links), len(down))]
-        for k in same[:32]:
-            evidence.extend(blame[k].evidence[:3])
-        findings.append(
-            Finding("", "switch", fabric.label(sw.id), fault, severity,
-                    round(min(0.99, 0.5 + 0.5 * len(same) / len(links)), 3), evidence, None, [sw.id])
-        )
+        findings.append(_switch_finding(fabric, blame, sw.id, same, len(links), fault, severity,
+                                        round(min(0.99, 0.5 + 0.5 * len(same) / len(links)), 3)))
         absorbed.update(same)
-    for key, b in blame.items():
-        if key in absorbed or not b.faults:
+    for key, v in verdicts.items():
+        if key in absorbed:
             continue
-        v = classify(fabric, key, b)
+        b = blame[key]
         confidence = round(b.confidence, 3)
         severity = severity_for(v.severity, confidence, opt.min_confidence)
         ends = [(fabric.label(key.a.node), key.a.port), (fabric.label(key.b.node), key.b.port)]
@@ -142,6 +132,15 @@ def _to_findings(fabric: Fabric, blame: dict[LinkKey, Blame], opt: Options) -> l
         findings.append(Finding("", v.kind, name, v.fault, severity, confidence, evidence,  # type: ignore[arg-type]
                                 ends, node_ids))
     return findings
+
+
+def _switch_finding(fabric: Fabric, blame: dict[LinkKey, Blame], switch: str, keys: list[LinkKey], total: int,
+                    fault: str, severity: Severity, confidence: float) -> Finding:
+    """One finding for a switch whose ``keys`` links fail together, with a sample of their evidence."""
+    evidence: list = [SwitchLinksEvidence(len(keys), total, sum(1 for k in keys if _down(blame[k])))]
+    for k in keys[:32]:
+        evidence.extend(blame[k].evidence[:3])
+    return Finding("", "switch", fabric.label(switch), fault, severity, confidence, evidence, None, [switch])
 
 
 def _unexplained_findings(fabric: Fabric, pairs: list[PairResult], limit: int = 20) -> list[Finding]:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -117,12 +119,13 @@ def yaml_loader() -> Any:
     return _Loader
 
 
-def compose_yaml(text: str, source: str) -> Any:
-    """The YAML node tree of ``text`` (line numbers kept), or None for an empty document."""
+@contextmanager
+def _yaml_errors(source: str) -> Iterator[None]:
+    """A YAML error as one ConfigError naming ``source`` and its line; nesting past MAX_DEPTH too."""
     import yaml
 
     try:
-        return yaml.compose(text, Loader=yaml_loader())
+        yield
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{source}:{mark.line + 1}" if mark else source
@@ -131,6 +134,14 @@ def compose_yaml(text: str, source: str) -> Any:
         if isinstance(exc, RecursionError):
             raise ConfigError(f"{source}: nested more than {MAX_DEPTH} levels deep") from None
         raise ConfigError(f"{source}: invalid value: {exc}") from None
+
+
+def compose_yaml(text: str, source: str) -> Any:
+    """The YAML node tree of ``text`` (line numbers kept), or None for an empty document."""
+    import yaml
+
+    with _yaml_errors(source):
+        return yaml.compose(text, Loader=yaml_loader())
 
 
 def construct_scalar(node: Any, source: str) -> Any:
@@ -177,13 +188,5 @@ def load_yaml(text: str, source: str) -> Any:
     """Plain values from YAML text through the safe loader (no aliases, bounded nesting)."""
     import yaml
 
-    try:
+    with _yaml_errors(source):
         return yaml.load(text, Loader=yaml_loader())  # noqa: S506 - a SafeLoader subclass
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{source}:{mark.line + 1}" if mark else source
-        raise ConfigError(f"{where}: invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
-    except (RecursionError, ValueError) as exc:
-        if isinstance(exc, RecursionError):
-            raise ConfigError(f"{source}: nested more than {MAX_DEPTH} levels deep") from None
-        raise ConfigError(f"{source}: invalid value: {exc}") from None

@@ -40,6 +40,9 @@ RECORD_TYPES: dict[str, type] = {
     cls.__name__: cls
     for cls in (PortCounters, PortState, LinkEvent, PairResult, ProbeRun, GpuHealth, KernelEvent, HostCheck)
 }
+# Where observations_from_records puts each record type (counters are paired up on their own).
+_LIST_OF: dict[type, str] = {PortState: "states", LinkEvent: "events", PairResult: "pairs", ProbeRun: "probes",
+                             GpuHealth: "gpus", KernelEvent: "kernel_events", HostCheck: "host_checks"}
 # Fields holding a PortRef, written as {"node": ..., "port": ...}.
 _PORTREF_FIELDS = {"peer", "src", "dst"}
 
@@ -130,10 +133,14 @@ def _check_fields(name: str, data: dict[str, Any], source: str, where: str) -> N
         values = data.get("values", {})
         if not isinstance(values, dict) or len(values) > 256:
             raise ParseError(source, 0, repr(values)[:120], f"{where} ({name}): values is an object")
-        for value in values.values() if name == "HostCheck" else ():
-            if not (value is None or isinstance(value, str | bool) or (
-                    isinstance(value, int | float) and math.isfinite(value))):
-                raise ParseError(source, 0, repr(value)[:120], f"{where} ({name}): values are text, numbers or null")
+        bad = [v for v in values.values() if not _plain_value(v)] if name == "HostCheck" else []
+        if bad:
+            raise ParseError(source, 0, repr(bad[0])[:120], f"{where} ({name}): values are text, numbers or null")
+
+
+def _plain_value(value: Any) -> bool:
+    """What a host check may record as read: text, a finite number, true/false or null."""
+    return value is None or isinstance(value, str | bool) or (isinstance(value, int | float) and math.isfinite(value))
 
 
 def record_from_dict(data: Any, source: str = "<json>", index: int = 0) -> Record:
@@ -239,20 +246,11 @@ def observations_from_records(records: list[Record]) -> Observations:
     for r in records:
         if isinstance(r, PortCounters):
             samples.setdefault((r.node, r.port, r.source, r.ifname), []).append(r)
-        elif isinstance(r, PortState):
-            obs.states.append(r)
-        elif isinstance(r, LinkEvent):
-            obs.events.append(r)
-        elif isinstance(r, PairResult):
-            obs.pairs.append(r)
-        elif isinstance(r, ProbeRun):
-            obs.probes.append(r)
-        elif isinstance(r, GpuHealth):
-            obs.gpus.append(r)
-        elif isinstance(r, KernelEvent):
-            obs.kernel_events.append(r)
-        elif isinstance(r, HostCheck):
-            obs.host_checks.append(r)
+        else:
+            for cls in type(r).__mro__:  # a subclass (an IB PortState) goes where its base goes
+                if cls in _LIST_OF:
+                    getattr(obs, _LIST_OF[cls]).append(r)
+                    break
     intervals = []
     for group in samples.values():
         group.sort(key=lambda c: c.timestamp)
