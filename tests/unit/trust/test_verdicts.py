@@ -93,9 +93,12 @@ def test_a_hung_test_still_counts_against_its_path():
 
 def test_faults_found_with_something_unseen_fail_and_list_what_was_not_seen():
     fabric = fat_tree_2(2, 1, 2)
-    before = [PortCounters(e.node, e.port, 0.0, {"SymbolErrorCounter": 0}) for e in cabled_ports(fabric)]
-    after = [PortCounters(c.node, c.port, 10.0, {"SymbolErrorCounter": 500 if c.node == "leaf01" and c.port == 1 else 0})
-             for c in before[1:]]  # one port's second sample is missing
+    ports = sorted(cabled_ports(fabric))  # sorted: a set's order changes with the hash seed
+    bad = PortRef("leaf01", 1)
+    unseen = next(p for p in ports if p != bad)
+    before = [PortCounters(e.node, e.port, 0.0, {"SymbolErrorCounter": 0}) for e in ports]
+    after = [PortCounters(c.node, c.port, 10.0, {"SymbolErrorCounter": 500 if PortRef(c.node, c.port) == bad else 0})
+             for c in before if PortRef(c.node, c.port) != unseen]  # one port's second sample is missing
     obs = Observations(before=before, after=after, interval_s=10.0)
     report = Report.build(fabric, localize(fabric, obs), obs, planned=Planned(ports=cabled_ports(fabric)))
     assert report.verdict == "fail" and exit_code(report.verdict) == 1
