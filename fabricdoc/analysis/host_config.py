@@ -5,7 +5,7 @@ a NIC trained below its PCIe width/speed is ``pcie_degraded`` on that NIC (kind 
 must agree across hosts (MTU, the RoCE v2 IPv4 GID index, traffic class) are compared with the
 majority; a host that differs is a ``host_config`` finding. Kernel AER, thermal, firmware
 command-timeout and health messages become evidence on the NIC they name. None of these is ever a
-cable fault. An ``unknown`` check is not seen (:func:`not_seen`), never a fault and never a pass.
+cable fault. An ``unknown`` check is never a fault; the report's coverage lists it as not seen.
 """
 
 from __future__ import annotations
@@ -82,7 +82,3 @@ def kernel_findings(events: Iterable[KernelEvent]) -> list[Finding]:
                            component=f"{node}/{device}"))
     return out
 
-
-def not_seen(checks: Iterable[HostCheck]) -> list[str]:
-    """One line per check that could not be read: coverage, not a verdict."""
-    return [f"{c.node}: {c.check} {c.subject}: {c.reason}" for c in checks if c.status == "unknown"]

@@ -103,7 +103,7 @@ def _summary(bundle: Any) -> str:
     if n_events:
         lines.append(f"  link events: {n_events}")
     for c in bundle.host_checks:
-        if c.status != "ok":
+        if c.status in ("fail", "unknown"):
             shown = "not seen" if c.status == "unknown" else "FAIL"
             lines.append(f"  host {safe(c.check):<13} {shown:<8} {safe(c.subject)}: {safe(c.reason)}")
     kinds: dict[str, int] = {}

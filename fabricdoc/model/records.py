@@ -193,6 +193,38 @@ class PairResult:
 
 
 @dataclass(frozen=True)
+class GroupResult:
+    """One group collective (all_reduce or alltoall) over ``members`` (host ports, rank order).
+
+    ``phase`` says why it ran: ``screen`` (topology groups), ``split`` (a half of a
+    failing group), ``cross`` (across the boundary of a failing group whose halves
+    passed), ``confirm`` (against a known-good host) or ``full_load`` (every host at
+    once). ``label`` names the group for people ("leaf leaf03", "half 1 of ...").
+    Status and figures mean what they mean for a :class:`PairResult`.
+    """
+
+    members: tuple[PortRef, ...]
+    test: str
+    status: Literal["ok", "hung", "wrong", "error"]
+    busbw_gbps: float | None
+    expected_gbps: float | None = None
+    round: int = 0
+    phase: str = "screen"
+    label: str = ""
+    size_bytes: int | None = None
+    duration_s: float | None = None
+    wrong: int = 0
+    error: str | None = None
+
+    @property
+    def ratio(self) -> float | None:
+        """Measured over expected bus bandwidth, when both are known."""
+        if self.busbw_gbps is None or not self.expected_gbps:
+            return None
+        return self.busbw_gbps / self.expected_gbps
+
+
+@dataclass(frozen=True)
 class ProbeRun:
     """Health of one probe run, so a report says what it could not see."""
 
@@ -244,17 +276,19 @@ class KernelEvent:
 
 @dataclass(frozen=True)
 class HostCheck:
-    """One host configuration check read from sysfs/procfs: ``status`` ok, fail or unknown.
+    """One host configuration check read from sysfs/procfs: ``status`` ok, fail, unknown or n/a.
 
     ``check``: ``gpudirect``, ``pcie_acs``, ``pcie_link``, ``numa``, ``roce_gid``, ``mtu``,
     ``traffic_class``, ``pfc``. ``subject`` names what was checked (``mlx5_0``, a PCI address,
     an interface); ``values`` holds what was read, so analysis can compare hosts (MTU, GID
-    index, traffic class). ``unknown`` means it could not be read: not seen, never a pass.
+    index, traffic class). ``unknown`` means it applies but could not be read: not seen, never a
+    pass. ``n/a`` means there was nothing to check (no GPU, no NUMA nodes, a setting the driver does
+    not expose), like a probe that is ``unsupported``.
     """
 
     node: str
     check: str
-    status: Literal["ok", "fail", "unknown"]
+    status: Literal["ok", "fail", "unknown", "n/a"]
     subject: str
     reason: str = ""
     values: dict[str, Any] = field(default_factory=dict)
@@ -292,6 +326,7 @@ class Observations:
     states: list[PortState] = field(default_factory=list)
     events: list[LinkEvent] = field(default_factory=list)
     pairs: list[PairResult] = field(default_factory=list)
+    groups: list[GroupResult] = field(default_factory=list)  # group collectives (load tests)
     probes: list[ProbeRun] = field(default_factory=list)
     gpus: list[GpuHealth] = field(default_factory=list)
     kernel_events: list[KernelEvent] = field(default_factory=list)
@@ -305,8 +340,8 @@ class Observations:
         """One Observations from several: records appended in order, the longest interval kept."""
         out = cls()
         for part in parts:
-            for name in ("before", "after", "states", "events", "pairs", "probes", "gpus", "kernel_events",
-                         "host_checks", "transports"):
+            for name in ("before", "after", "states", "events", "pairs", "groups", "probes", "gpus",
+                         "kernel_events", "host_checks", "transports"):
                 getattr(out, name).extend(getattr(part, name))
             if part.interval_s is not None:
                 out.interval_s = max(out.interval_s or 0.0, part.interval_s)

@@ -6,6 +6,8 @@ whose counters should be sampled twice, the hosts to probe, the bandwidth tests.
 A probe that ended in ``error`` or ``timeout`` is something not seen; one that is
 ``unsupported`` (no GPU, no RDMA device) had nothing to see and is not counted.
 A bandwidth test that could not run is "not tested", never a hardware fault.
+A host configuration check that applies but could not be read (``unknown``) is not
+seen; one with nothing to check (``n/a``: no GPU, no NUMA nodes) is not counted.
 """
 
 from __future__ import annotations
@@ -82,6 +84,9 @@ def measure(fabric: Fabric, obs: Observations, planned: Planned) -> Coverage:
     for run in obs.probes:
         if run.status in BLIND:
             cov.add(f"{run.probe} on {run.target}", f"{run.status}: {run.error or 'no detail'}")
+    for c in obs.host_checks:
+        if c.status == "unknown":
+            cov.add(f"host check {c.check} on {fabric.label(c.node)} {c.subject}", f"could not read: {c.reason}")
     if planned.ports is not None:
         twice = _sampled_twice(obs)
         cov.ports_planned = len(planned.ports)

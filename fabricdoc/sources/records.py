@@ -88,7 +88,7 @@ _FIELDS: dict[str, dict[str, tuple[str, bool]]] = {
 _ENUMS = {("LinkEvent", "state"): ("up", "down"), ("PairResult", "status"): ("ok", "hung", "wrong", "error"),
           ("ProbeRun", "status"): tuple(s.value for s in ProbeStatus),
           ("GpuHealth", "status"): tuple(s.value for s in ProbeStatus),
-          ("HostCheck", "status"): ("ok", "fail", "unknown")}
+          ("HostCheck", "status"): ("ok", "fail", "unknown", "n/a")}
 
 
 def _bad_scalar(value: Any, kind: str) -> bool:

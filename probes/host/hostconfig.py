@@ -1,19 +1,21 @@
 """Host configuration that makes a healthy fabric look slow, read from sysfs and procfs under ``root``.
 
-Checks (one :class:`HostCheck` each, status ok / fail / unknown; unknown = could not read):
+Checks (one :class:`HostCheck` each, status ok / fail / unknown / n/a): ``unknown`` = it applies but
+could not be read (not seen: a report with one is never a pass); ``n/a`` = nothing to check here (no
+GPU on the host, no NUMA nodes, a setting this driver does not expose).
 
 - ``gpudirect``: a peer-memory module (``nvidia_peermem``, ``nv_peer_mem``) in ``proc/modules``, or the
   NVIDIA open kernel module (``proc/driver/nvidia/version``) on a kernel >= 5.12 (dma-buf).
 - ``pcie_link``: a NIC's ``current_link_width``/``current_link_speed`` below ``max_link_*``
   (drivers/pci/pci-sysfs.c: width ``"16"``, speed ``"16.0 GT/s PCIe"``).
-- ``numa``: a NIC's ``numa_node`` shared by no GPU (``-1`` or no GPU: unknown).
+- ``numa``: a NIC's ``numa_node`` shared by no GPU (``-1``, a single-node platform, or no GPU: n/a).
 - ``pcie_acs``: ACS Request/Completion Redirect set on a PCIe bridge that a NIC shares with a GPU, read
   from the ACS extended capability (ID 0x000D) in the bridge's ``config`` file; unknown when only the
   first 256 bytes are readable (as a non-root user).
 - ``roce_gid``: an Ethernet (RoCE) port with a RoCE v2 GID (``ports/N/gid_attrs/types/I`` = ``RoCE v2``);
   ``values`` hold the index of its IPv4 RoCE v2 GID so hosts can be compared.
 - ``mtu``: each NIC netdev's ``mtu`` (compared across hosts by the analysis).
-- ``traffic_class``: MLNX_OFED's ``tc/N/traffic_class`` where present, else unknown.
+- ``traffic_class``: MLNX_OFED's ``tc/N/traffic_class`` where present, else n/a (the inbox driver has none).
 
 Nothing here judges across hosts: values are kept so the analysis can.
 """
@@ -130,7 +132,7 @@ def _gpudirect(root: Path, node: str, have_gpu: bool) -> HostCheck:
     if loaded:
         return HostCheck(node, "gpudirect", "ok", "host", f"{loaded[0]} loaded", {"via": loaded[0]})
     if not have_gpu:
-        return HostCheck(node, "gpudirect", "unknown", "host", "no NVIDIA GPU seen")
+        return HostCheck(node, "gpudirect", "n/a", "host", "no NVIDIA GPU seen")
     version = _text(root / "proc/driver/nvidia/version")
     release = _text(root / "proc/sys/kernel/osrelease")
     m = re.match(r"^(\d+)\.(\d+)", release or "")
@@ -157,8 +159,11 @@ def check_host(root: str | Path = "/", node: str = "localhost") -> list[HostChec
         dev = devices.get(pci) if pci else None
         out.append(_pcie_link(node, subject, dev))
         numa = dev["numa"] if dev else None
-        if numa is None or numa < 0 or not gpu_numa:
-            why = "no GPU seen" if not gpu_numa else f"numa_node of {name} unreadable or -1"
+        if not gpus or (numa is not None and numa < 0):
+            why = "no GPU seen" if not gpus else f"numa_node of {name} is -1 (the platform has one NUMA node)"
+            out.append(HostCheck(node, "numa", "n/a", subject, why))
+        elif numa is None or not gpu_numa:
+            why = f"numa_node of {name} unreadable" if numa is None else "the GPUs' numa_node unreadable"
             out.append(HostCheck(node, "numa", "unknown", subject, why))
         elif numa in gpu_numa:
             out.append(HostCheck(node, "numa", "ok", subject, f"NUMA node {numa} has GPUs", {"numa": numa}))
@@ -192,8 +197,10 @@ def _pcie_link(node: str, subject: str, dev: dict[str, Any] | None) -> HostCheck
 
 
 def _acs(root: Path, node: str, subject: str, dev: dict[str, Any] | None, gpus: list[dict[str, Any]]) -> HostCheck:
-    if dev is None or not gpus:
-        return HostCheck(node, "pcie_acs", "unknown", subject, "no GPU seen" if dev else "PCI device not found")
+    if dev is None:
+        return HostCheck(node, "pcie_acs", "unknown", subject, "PCI device not found")
+    if not gpus:
+        return HostCheck(node, "pcie_acs", "n/a", subject, "no GPU seen")
     shared = [b for b in dev["bridges"] if any(b in g["bridges"] for g in gpus)]
     if not shared:
         return HostCheck(node, "pcie_acs", "ok", subject, "shares no PCIe bridge with a GPU (traffic crosses the CPU)")
@@ -243,7 +250,7 @@ def _port_checks(node: str, dev: str, pdir: Path, port: int) -> list[HostCheck]:
                                      {"v2": v2, "v2_ipv4": ipv4[0] if ipv4 else None}, port=port))
     tc = _text(pdir.parent.parent / "tc" / str(port) / "traffic_class")
     if layer == "Ethernet":
-        out.append(HostCheck(node, "traffic_class", "ok" if tc else "unknown", subject,
+        out.append(HostCheck(node, "traffic_class", "ok" if tc else "n/a", subject,
                              f"traffic_class {tc}" if tc else "tc/N/traffic_class not present (MLNX_OFED only)",
                              {"traffic_class": tc} if tc else {}, port=port))
     return out

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fabricdoc.analysis.host_config import host_config_findings, kernel_findings, not_seen
+from fabricdoc.analysis.host_config import host_config_findings, kernel_findings
 from fabricdoc.model.records import HostCheck, KernelEvent
 
 
@@ -21,10 +21,10 @@ def test_the_host_whose_mtu_differs_from_the_rest_is_named():
     assert (f.name, f.fault) == ("c", "host_config") and "MTU 1500 while 2 of 3 read 9000" in f.evidence[0].reason
 
 
-def test_unknown_is_not_a_finding_but_is_listed_as_not_seen():
-    checks = [HostCheck("h", "pcie_acs", "unknown", "mlx5_0", "config space not readable")]
+def test_unknown_and_not_applicable_checks_are_never_findings():
+    checks = [HostCheck("h", "pcie_acs", "unknown", "mlx5_0", "config space not readable"),
+              HostCheck("h", "numa", "n/a", "mlx5_0", "no GPU seen")]
     assert host_config_findings(checks) == []
-    assert not_seen(checks) == ["h: pcie_acs mlx5_0: config space not readable"]
 
 
 def test_kernel_thermal_and_cmd_timeouts_are_nic_findings_with_counts():

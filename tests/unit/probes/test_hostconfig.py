@@ -23,12 +23,19 @@ def test_x8_nic_numa_mismatch_and_no_peermem_fail_with_reasons():
     assert checks["gpudirect"].status == "fail"
     assert checks["roce_gid"].status == "ok" and checks["roce_gid"].values["v2_ipv4"] == 3
     assert checks["mtu"].values == {"mtu": 9000}
-    assert checks["traffic_class"].status == "unknown"
+    assert checks["traffic_class"].status == "n/a"  # the inbox driver exposes no tc/ files
 
 
 def test_a_missing_tree_is_unknown_never_ok(tmp_path):
     checks = hostconfig.check_host(tmp_path, "h")
     assert [(c.check, c.status) for c in checks] == [("gpudirect", "unknown")]
+
+
+def test_a_host_without_gpus_has_nothing_to_check_for_gpudirect_not_an_unknown(tmp_path):
+    (tmp_path / "proc").mkdir()
+    (tmp_path / "proc/modules").write_text("mlx5_ib 495616 0 - Live 0x0000000000000000\n")
+    (check,) = hostconfig.check_host(tmp_path, "h")
+    assert (check.check, check.status, check.reason) == ("gpudirect", "n/a", "no NVIDIA GPU seen")
 
 
 def test_acs_redirect_read_from_the_extended_capability():

@@ -7,7 +7,7 @@ import json
 from fabricdoc.analysis.localize import localize
 from fabricdoc.cli.main import main
 from fabricdoc.fabric.generators import fat_tree_2
-from fabricdoc.model.records import Observations, PairResult, PortCounters, PortRef
+from fabricdoc.model.records import HostCheck, Observations, PairResult, PortCounters, PortRef
 from fabricdoc.report.coverage import Planned, cabled_ports
 from fabricdoc.report.render import summary_text
 from fabricdoc.report.report import Report, exit_code
@@ -113,3 +113,23 @@ def test_counters_over_a_zero_interval_give_no_rate_and_say_so():
     report = Report.build(fabric, [], obs, planned=Planned(ports=cabled_ports(fabric)))
     assert report.verdict == "incomplete"  # the deltas are known, the rates are not
     assert "0 s apart" in report.coverage["not_seen"][0]["why"]
+
+
+def test_a_host_check_that_could_not_be_read_makes_a_clean_report_incomplete_and_says_which():
+    fabric = fat_tree_2(2, 1, 2)
+    unread = HostCheck("node0001", "pcie_acs", "unknown", "mlx5_0 (0000:61:00.0)", "config space not readable")
+    obs = Observations(host_checks=[unread])
+    report = Report.build(fabric, [], obs)
+    assert report.verdict == "incomplete" and exit_code(report.verdict) == 2
+    (item,) = report.coverage["not_seen"]
+    assert item["what"] == "host check pcie_acs on node0001 mlx5_0 (0000:61:00.0)"
+    assert "config space not readable" in item["why"]
+    assert "config space not readable" in summary_text(report)
+
+
+def test_a_host_check_with_nothing_to_check_does_not_stop_a_pass():
+    fabric = fat_tree_2(2, 1, 2)
+    obs = Observations(host_checks=[HostCheck("node0001", "gpudirect", "n/a", "host", "no NVIDIA GPU seen"),
+                                    HostCheck("node0001", "mtu", "ok", "eth0", "mtu 9000", {"mtu": 9000})])
+    report = Report.build(fabric, [], obs)
+    assert report.verdict == "pass" and report.coverage["not_seen_count"] == 0
