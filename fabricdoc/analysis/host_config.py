@@ -46,18 +46,30 @@ def host_config_findings(checks: Iterable[HostCheck]) -> list[Finding]:
         else:
             per_host[c.node].append(ev)
     for check, key, what in CONSISTENT:
-        seen = [(c, c.values[key]) for c in checks
-                if c.check == check and c.status == "ok" and c.values.get(key) is not None]
-        counts = Counter(v for _, v in seen)
-        if len(counts) < 2:
-            continue
-        (common, n), = counts.most_common(1)
-        for c, v in seen:
-            if v != common:
-                per_host[c.node].append(HostEvidence(check, c.subject,
-                                                     f"{what} {v} while {n} of {len(seen)} read {common}", "sysfs"))
+        groups: dict[object, list[tuple[HostCheck, object]]] = defaultdict(list)
+        for c in checks:
+            if c.check == check and c.status == "ok" and c.values.get(key) is not None:
+                groups[_peer_group(c)].append((c, c.values[key]))
+        for seen in groups.values():
+            counts = Counter(v for _, v in seen)
+            if len(counts) < 2:
+                continue
+            (common, n), = counts.most_common(1)
+            for c, v in seen:
+                if v != common:
+                    per_host[c.node].append(HostEvidence(check, c.subject,
+                                                         f"{what} {v} while {n} of {len(seen)} read {common}", "sysfs"))
     out += [_host_finding(node, evs) for node, evs in sorted(per_host.items())]
     return out
+
+
+def _peer_group(c: HostCheck) -> object:
+    """Which checks on other hosts one is compared with: an MTU with the same fabric port's (or, with
+    no port, the same interface name's: an IPoIB netdev and a RoCE one rightly differ); GID index
+    and traffic class over every RDMA port, as they must agree fabric-wide."""
+    if c.check == "mtu":
+        return ("port", c.port) if c.port is not None else ("ifname", c.subject)
+    return None
 
 
 def kernel_findings(events: Iterable[KernelEvent]) -> list[Finding]:

@@ -68,8 +68,9 @@ def _only_port(ports: dict[str, int]) -> tuple[int, str | None]:
 
 
 def _sample(b: HostBundle, node: str, netns: str | None, port_of: dict[str, int] | None,
-            use_ethtool: bool, ethtool_timeout_s: float) -> dict[str, int]:
-    """One sample of netlink, tc, netstat and ethtool; returns the ifname -> port map used."""
+            use_ethtool: bool, ethtool_timeout_s: float) -> tuple[dict[str, int], dict[str, int]]:
+    """One sample of netlink, tc, netstat and ethtool; returns the ifname -> port map used and
+    each of those interfaces' MTU (from the same netlink dump)."""
     run = b.health.call
     where = node if netns is None else f"{node} (netns {netns})"
     facts = run("netlink", where, lambda: netlink.collect_links(netns)) or []
@@ -77,6 +78,7 @@ def _sample(b: HostBundle, node: str, netns: str | None, port_of: dict[str, int]
     counters, states = netlink.parse_links(facts, node, port_of, ts)
     b.records += counters + states
     ports = {c.ifname: c.port for c in counters if c.ifname}
+    mtus = {f["ifname"]: f["mtu"] for f in facts if f.get("ifname") in ports and isinstance(f.get("mtu"), int)}
 
     qdiscs = run("tc", where, lambda: tc.collect_qdiscs(netns))
     if qdiscs is not None:
@@ -96,7 +98,7 @@ def _sample(b: HostBundle, node: str, netns: str | None, port_of: dict[str, int]
             if got is not None:
                 stats, _method = got
                 b.records.append(ethtool.ethtool_counters(stats, node, port, ifname, time.time()))
-    return ports
+    return ports, mtus
 
 
 def collect_host(
@@ -127,13 +129,18 @@ def collect_host(
     node = node or netns or socket.gethostname()
     bundle = HostBundle(node)
     run = bundle.health.call
-    ports = _sample(bundle, node, netns, port_of, use_ethtool, ethtool_timeout_s)
+    ports, mtus = _sample(bundle, node, netns, port_of, use_ethtool, ethtool_timeout_s)
     config_root = sysfs_root if sysfs_root is not None else "/"
     # The kernel log and sysfs belong to the whole machine, not to one network namespace in it.
     if check_config and netns is None:
         checks = run("hostconfig", f"{node}:{config_root}", lambda: hostconfig.check_host(config_root, node))
         if checks is not None:
             bundle.host_checks = checks
+    if check_config and port_of:
+        # The fabric's own data interfaces (named by --if-port), in any namespace; RDMA netdevs
+        # were checked above from sysfs. Unnamed interfaces (management, docker) are not compared.
+        seen = {c.subject for c in bundle.host_checks if c.check == "mtu"}
+        bundle.host_checks += hostconfig.mtu_checks(node, {i: m for i, m in mtus.items() if i not in seen}, ports)
     if (use_kmsg and netns is None) or kmsg_file is not None:
         _kernel_log(bundle, node, kmsg_file, config_root, ports)
 

@@ -181,6 +181,13 @@ def check_host(root: str | Path = "/", node: str = "localhost") -> list[HostChec
     return out
 
 
+def mtu_checks(node: str, mtus: dict[str, int], port_of: dict[str, int]) -> list[HostCheck]:
+    """An ``mtu`` check per fabric data interface from the MTU netlink reported, with its fabric port
+    (the analysis compares the same port across hosts: interface names may differ)."""
+    return [HostCheck(node, "mtu", "ok", ifname, f"mtu {mtu}", {"mtu": mtu}, port=port_of.get(ifname))
+            for ifname, mtu in sorted(mtus.items())]
+
+
 def _pcie_link(node: str, subject: str, dev: dict[str, Any] | None) -> HostCheck:
     if dev is None:
         return HostCheck(node, "pcie_link", "unknown", subject, "PCI device not found")

@@ -109,3 +109,16 @@ def test_a_host_whose_namespace_is_gone_is_reported_and_the_others_kept(lab):
     assert not report["coverage"]["complete"]
     assert any("h3" in item["what"] for item in report["coverage"]["not_seen"])
     assert report["findings"] == [] and report["drain"] == []
+
+
+def test_a_host_whose_mtu_differs_is_a_host_config_finding_not_a_cable(lab):
+    # A jumbo-frame mismatch is a classic RoCE misconfiguration that looks like a slow fabric.
+    sh("ip", "-n", f"{PREFIX}-h3", "link", "set", f"{PREFIX}3h", "mtu", "1400")
+    proc = sweep(lab, "--interval", "1")
+    out, err = proc.communicate(timeout=120)
+    report = json.loads(out)
+    assert all(p["status"] == "ok" for p in report["probes"] if p["probe"] == "probe"), report["probes"]
+    assert [(f["kind"], f["name"], f["fault"]) for f in report["findings"]] == [("host", "h3", "host_config")], err
+    (evidence,) = report["findings"][0]["evidence"]
+    assert evidence["check"] == "mtu" and "MTU 1400 while 2 of 3 read 1500" in evidence["reason"]
+    assert report["verdict"] == "fail" and proc.returncode == 1

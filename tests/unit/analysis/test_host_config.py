@@ -21,6 +21,15 @@ def test_the_host_whose_mtu_differs_from_the_rest_is_named():
     assert (f.name, f.fault) == ("c", "host_config") and "MTU 1500 while 2 of 3 read 9000" in f.evidence[0].reason
 
 
+def test_mtus_are_compared_per_fabric_port_or_interface_never_pooled_across_kinds():
+    checks = [HostCheck(h, "mtu", "ok", ifname, "", {"mtu": mtu}) for h in ("a", "b", "c")
+              for ifname, mtu in (("ib0", 4092), ("eth0", 1500))]  # IPoIB and management differ on every host
+    assert host_config_findings(checks) == []
+    by_port = [HostCheck(h, "mtu", "ok", f"veth-{h}", "", {"mtu": m}, port=1) for h, m in (("a", 9000), ("b", 9000), ("c", 1500))]
+    (f,) = host_config_findings(by_port)  # interface names differ per host; the fabric port is the same
+    assert f.name == "c" and "MTU 1500 while 2 of 3 read 9000" in f.evidence[0].reason
+
+
 def test_unknown_and_not_applicable_checks_are_never_findings():
     checks = [HostCheck("h", "pcie_acs", "unknown", "mlx5_0", "config space not readable"),
               HostCheck("h", "numa", "n/a", "mlx5_0", "no GPU seen")]
