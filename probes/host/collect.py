@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from fabricdoc.probes.health import HealthRecorder
-from fabricdoc.probes.host import ethtool, hostconfig, kmsg, netlink, netstat, nvml, pcap, tc
+from fabricdoc.probes.host import dcb, ethtool, hostconfig, kmsg, netlink, netstat, nvml, pcap, tc
 from fabricdoc.probes.host import sysfs as ibsysfs
 
 from fabricdoc.model.records import (
@@ -141,6 +141,13 @@ def collect_host(
         # were checked above from sysfs. Unnamed interfaces (management, docker) are not compared.
         seen = {c.subject for c in bundle.host_checks if c.check == "mtu"}
         bundle.host_checks += hostconfig.mtu_checks(node, {i: m for i, m in mtus.items() if i not in seen}, ports)
+    if check_config:
+        # PFC of the RoCE interfaces: the fabric's data ports and, on the machine itself, RDMA Ethernet netdevs.
+        roce = set(ports) if port_of else set()
+        if netns is None:
+            roce |= set(hostconfig.roce_netdevs(config_root))
+        for ifname in sorted(roce):
+            bundle.host_checks.append(dcb.pfc_check(node, ifname, ports.get(ifname), netns))
     if (use_kmsg and netns is None) or kmsg_file is not None:
         _kernel_log(bundle, node, kmsg_file, config_root, ports)
 

@@ -90,6 +90,15 @@ def nics(root: Path) -> list[dict[str, Any]]:
     return out
 
 
+def roce_netdevs(root: str | Path) -> list[str]:
+    """Netdevs of RDMA devices with an Ethernet (RoCE) port: where PFC must be configured."""
+    out = []
+    for nic in nics(Path(root)):
+        if any(_text(nic["dir"] / "ports" / str(p) / "link_layer") == "Ethernet" for p in nic["ports"]):
+            out += nic["netdevs"]
+    return sorted(set(out))
+
+
 def pci_ifnames(root: str | Path) -> dict[str, list[str]]:
     """PCI address -> netdev names, for mapping kernel messages to ports."""
     out: dict[str, list[str]] = {}

@@ -122,3 +122,5 @@ def test_a_host_whose_mtu_differs_is_a_host_config_finding_not_a_cable(lab):
     (evidence,) = report["findings"][0]["evidence"]
     assert evidence["check"] == "mtu" and "MTU 1400 while 2 of 3 read 1500" in evidence["reason"]
     assert report["verdict"] == "fail" and proc.returncode == 1
+    # The probes also ran the real dcb on every veth: no DCB there, so PFC is n/a, not "not seen".
+    assert report["coverage"]["not_seen_count"] == 0, report["coverage"]["not_seen"]

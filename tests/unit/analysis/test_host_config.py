@@ -30,6 +30,13 @@ def test_mtus_are_compared_per_fabric_port_or_interface_never_pooled_across_kind
     assert f.name == "c" and "MTU 1500 while 2 of 3 read 9000" in f.evidence[0].reason
 
 
+def test_the_host_whose_lossless_priorities_differ_is_named():
+    checks = [HostCheck(h, "pfc", "ok", "eth0", "", {"pfc_prios": p}, port=1)
+              for h, p in (("a", "3"), ("b", "3"), ("c", "none"))]
+    (f,) = host_config_findings(checks)
+    assert f.name == "c" and "PFC priorities none while 2 of 3 read 3" in f.evidence[0].reason
+
+
 def test_unknown_and_not_applicable_checks_are_never_findings():
     checks = [HostCheck("h", "pcie_acs", "unknown", "mlx5_0", "config space not readable"),
               HostCheck("h", "numa", "n/a", "mlx5_0", "no GPU seen")]

@@ -46,3 +46,7 @@ def test_acs_redirect_read_from_the_extended_capability():
     struct.pack_into("<H", config, 0x106, 0x01)
     assert hostconfig.acs_redirect(bytes(config)) is False
     assert hostconfig.acs_redirect(bytes(64)) is None  # non-root read: unknown
+
+
+def test_the_netdevs_of_rdma_devices_with_an_ethernet_port_are_where_pfc_is_read():
+    assert hostconfig.roce_netdevs(TREE) == ["enp177s0np0"]
