@@ -18,6 +18,7 @@ from fabricdoc.analysis.classify import classify, severity_for
 from fabricdoc.analysis.corruption import corruption_findings
 from fabricdoc.analysis.gpu import gpu_findings
 from fabricdoc.analysis.host_config import host_config_findings, kernel_findings
+from fabricdoc.analysis.ras import ras_findings
 from fabricdoc.analysis.rules import DEFAULT_RULES, Rule
 from fabricdoc.analysis.runtime import runtime_findings
 from fabricdoc.fabric.identity import host_nodes
@@ -71,6 +72,7 @@ def _localize(fabric: Fabric, obs: Observations, opt: Options) -> list[Finding]:
     findings += gpu_findings(obs.gpus, fabric)
     findings += _on_fabric(fabric, host_config_findings(obs.host_checks) + kernel_findings(obs.kernel_events))
     findings += runtime_findings(fabric, obs, findings)  # NCCL transports; log lines on cables
+    findings += ras_findings(fabric, obs, findings)  # NCCL RAS: lost ranks' hosts
     findings = sort_findings(_merge_same_key(findings))
     for i, f in enumerate(findings, 1):
         f.id = f"F{i:03d}"

@@ -225,6 +225,8 @@ def observations_from_nccl_debug(fabric: Fabric, logs: list[NcclDebugLog]) -> Ob
         obs.probes.append(ProbeRun(TEST, "connections", "warning", 0.0, f"{skipped} inter-host connections whose "
                                    "NIC ports cannot be told (peer rank's host or device not in the logs)"))  # fmt: skip
     obs.extra["nccl_debug"] = len(logs)
+    # Which host an address is (Bootstrap/OOB lines): NCCL RAS names hosts by address.
+    obs.extra["nccl_addresses"] = dict(job.addresses)
     return obs
 
 

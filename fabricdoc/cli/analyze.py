@@ -34,6 +34,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--nccl-debug", nargs="+", default=[], metavar="FILE",
                    help="a job's NCCL_DEBUG=INFO (or WARN) output, one or more files: its failed connections "
                    "localize the cable; the transports it used (NET/Socket, no GDRDMA) are host_config findings")
+    p.add_argument("--nccl-ras", nargs="+", default=[], metavar="FILE",
+                   help="saved `ncclras` output (text, `-f json`, or monitor mode `-m`) of a running job: the hosts "
+                   "of missing, dead, failed or out-of-step ranks are placed on the fabric (by name, the fabric's "
+                   "addresses, or the addresses in --nccl-debug) and joined with what else was found there")
     p.add_argument("--routes", metavar="FILE",
                    help="saved forwarding tables so paths follow the LFTs: ibroute of every switch (concatenated), "
                    "dump_fts, or ibdiagnet2.fdbs")
@@ -80,8 +84,10 @@ def run(args: argparse.Namespace) -> int:
         from fabricdoc.sources.nccl_debug import read_nccl_debug
 
         parts.append(observations_from_nccl_debug(fabric, [read_nccl_debug(f) for f in args.nccl_debug]))
-    if not (args.records or args.nccl_logs or args.ibdiagnet or args.nccl_debug):
-        raise ConfigError("nothing to analyze: give --records, --nccl-logs, --nccl-debug and/or --ibdiagnet")
+    if args.nccl_ras:
+        parts.append(_ras(args.nccl_ras))
+    if not (args.records or args.nccl_logs or args.ibdiagnet or args.nccl_debug or args.nccl_ras):
+        raise ConfigError("nothing to analyze: give --records, --nccl-logs, --nccl-debug, --nccl-ras and/or --ibdiagnet")
     options = Options(slow_ratio=args.slow_ratio)
     if args.rules:
         options.rules = load_rules(args.rules)
@@ -90,6 +96,23 @@ def run(args: argparse.Namespace) -> int:
                      planned=planned,
                      drain_policy=a.drain_policy_of(args), history=args.history)
     return emit_report(report, args)
+
+
+def _ras(files: list[str]) -> Any:
+    """What NCCL RAS said about ranks, and a probe record per report (warning: lines it did not understand)."""
+    from fabricdoc.model.records import Observations, ProbeRun
+    from fabricdoc.sources.nccl_ras import read_ncclras
+
+    obs = Observations()
+    for f in files:
+        rep = read_ncclras(f)
+        obs.ranks += rep.signals
+        notes = list(rep.notes)
+        if rep.timeouts:
+            notes.append(f"NCCL RAS hit {rep.timeouts} communication timeouts while gathering: some data may be missing")
+        obs.probes.append(ProbeRun("nccl-ras", f, "warning" if notes else "ok", 0.0,
+                                   "; ".join(notes)[:500] or None))
+    return obs
 
 
 def _host_map(args: argparse.Namespace) -> Any:

@@ -379,7 +379,7 @@ def align(fabric: Fabric, obs: Observations) -> Observations:
     # their findings map it onto the fabric's nodes.
     out = Observations(interval_s=obs.interval_s, probes=list(obs.probes), gpus=list(obs.gpus), extra=dict(obs.extra),
                        kernel_events=list(obs.kernel_events), host_checks=list(obs.host_checks),
-                       transports=list(obs.transports))
+                       transports=list(obs.transports), ranks=list(obs.ranks))
     for name in ("before", "after", "states", "events"):
         setattr(out, name, [r for r in (fix(x) for x in getattr(obs, name)) if r is not None])
     for p in obs.pairs:

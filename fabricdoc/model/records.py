@@ -313,6 +313,30 @@ class TransportUse:
     line: str
 
 
+@dataclass(frozen=True)
+class RankSignal:
+    """What NCCL's RAS said about one rank or process of a running job (``ncclras``).
+
+    ``state``: ``missing`` (no communicator data from it), ``dead`` (unreachable via the RAS
+    network), ``error`` (initialization or asynchronous error, aborted), ``out_of_step`` (launched
+    a different number of a collective than most ranks, or has another status). ``host`` is as
+    NCCL printed it (usually an IP address; None when NCCL could not tell); ``comm`` the
+    communicator hash ("" for the whole job); ``detail`` what it means. ``source``/``line_no``/
+    ``line``: where it was read (untrusted text: escape when shown).
+    """
+
+    host: str | None
+    rank: int | None
+    comm: str
+    state: str
+    detail: str
+    pid: int | None
+    gpu: str | None
+    source: str
+    line_no: int
+    line: str
+
+
 @dataclass
 class Observations:
     """Everything the probes (or the simulator) collected for one sweep.
@@ -332,6 +356,7 @@ class Observations:
     kernel_events: list[KernelEvent] = field(default_factory=list)
     host_checks: list[HostCheck] = field(default_factory=list)
     transports: list[TransportUse] = field(default_factory=list)
+    ranks: list[RankSignal] = field(default_factory=list)  # NCCL RAS: lost or out-of-step ranks
     interval_s: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -341,7 +366,7 @@ class Observations:
         out = cls()
         for part in parts:
             for name in ("before", "after", "states", "events", "pairs", "groups", "probes", "gpus",
-                         "kernel_events", "host_checks", "transports"):
+                         "kernel_events", "host_checks", "transports", "ranks"):
                 getattr(out, name).extend(getattr(part, name))
             if part.interval_s is not None:
                 out.interval_s = max(out.interval_s or 0.0, part.interval_s)
