@@ -19,14 +19,23 @@ from typing import Any, Protocol
 from fabricdoc.analysis.localize import Options, localize
 from fabricdoc.analysis.rules import load_rules
 from fabricdoc.analysis.suspects import retest_suspects
+from fabricdoc.bandwidth.groups import GroupTest, expected_round, full_load_rounds, screen_rounds
+from fabricdoc.bandwidth.isolate import isolate
 from fabricdoc.bandwidth.journal import Journal, JournalHeader, plan_fingerprint
 from fabricdoc.bandwidth.plan import Plan, plan_sweep
 from fabricdoc.bandwidth.retest import retest_plan
-from fabricdoc.bandwidth.runner import PairRunner, ProgressEvent, TestSpec, run_plan
+from fabricdoc.bandwidth.runner import (
+    GroupSpec,
+    PairRunner,
+    ProgressEvent,
+    TestSpec,
+    group_rounds,
+    run_plan,
+)
 from fabricdoc.errors import ConfigError, FabricdocError
 from fabricdoc.fabric.identity import align
 from fabricdoc.model.findings import Finding
-from fabricdoc.model.records import Observations, PairResult
+from fabricdoc.model.records import GroupResult, LinkKey, Observations, PairResult, PortRef
 from fabricdoc.model.times import now_iso
 from fabricdoc.model.topology import Fabric
 from fabricdoc.report.coverage import Planned, cabled_ports, host_ports
@@ -67,11 +76,16 @@ class SweepConfig:
     slow_ratio: float = 0.80
     nccl_tests: str | None = None  # path to sendrecv_perf / all_reduce_perf: run those instead of bwtest
     drain_policy: DrainPolicy | None = None  # None: the default policy (cap only)
+    groups: bool = False  # group tests after the pairs: screen groups, adaptive isolation of failing ones
+    full_load: bool = False  # a full-load round: every host at once (all_reduce, then alltoall)
+    group_test: str = "alltoall"  # the collective of screening groups: alltoall or all_reduce
 
 
 class Measure(Protocol):
     """A bandwidth backend for the loop: runs one plan, results numbered from ``first_round``,
-    each appended to ``into`` as soon as it is known (an interrupted sweep keeps them)."""
+    each appended to ``into`` as soon as it is known (an interrupted sweep keeps them).
+    A backend that can run group tests also has ``group_round(into)``, returning the round
+    runner :func:`fabricdoc.bandwidth.isolate.isolate` calls (--groups / --full-load)."""
 
     bidirectional: bool
 
@@ -111,12 +125,15 @@ class Measured:
 
 def measure_and_retest(
     fabric: Fabric, obs: Observations, measure: Measure, options: Options, *, retest: bool = True,
-    progress: Progress = _noop,
+    progress: Progress = _noop, groups: bool = False, full_load: bool = False, group_test: str = "alltoall",
 ) -> Measured:
     """The one measure -> localize -> re-test -> localize loop.
 
     Results are appended to ``obs.pairs``. The re-test round probes the cables
     bandwidth tomography blamed and their equally likely twins, over other paths.
+    With ``full_load`` every host then runs at once; with ``groups`` topology groups
+    are screened and failing ones isolated (:func:`fabricdoc.bandwidth.isolate.isolate`),
+    results in ``obs.groups``, and localization runs again over pairs and groups together.
     """
     plan = plan_sweep(fabric, bidirectional=measure.bidirectional)
     progress("plan", 1, 1)
@@ -130,7 +147,47 @@ def measure_and_retest(
         rounds += len(again.rounds)
         planned += again.test_count
         findings = localize(fabric, obs, options)
+    if groups or full_load:
+        make = getattr(measure, "group_round", None)
+        if make is None:
+            raise ConfigError("this bandwidth backend cannot run group tests (--groups / --full-load)")
+        ports = fabric.host_ports()
+        screens = full_load_rounds(ports) if full_load else []
+        if groups:
+            screens += screen_rounds(fabric, ports, group_test)
+        progress("groups", 0, 1)
+        done = isolate(fabric, make(obs.groups), screens, slow_ratio=options.slow_ratio, first_round=rounds,
+                       expect=group_expectation, chase=groups, explained=_blamed_links(fabric, findings))
+        progress("groups", 1, 1)
+        rounds += done.rounds  # group tests are counted in the report's tests.groups_* (not as planned pairs)
+        findings = localize(fabric, obs, options)
     return Measured(findings, rounds, planned)
+
+
+def _blamed_links(fabric: Fabric, findings: list[Finding]) -> set[LinkKey]:
+    """The cables the findings so far name (a switch's: all its cables), so group isolation leaves them be."""
+    out: set[LinkKey] = set()
+    for f in findings:
+        if f.kind == "switch":
+            out.update(lk.key for nid in f.node_ids if nid in fabric.nodes for lk in fabric.node_links(nid))
+        elif f.endpoints and f.node_ids and f.node_ids[0] in fabric.nodes:
+            link = fabric.link_at(PortRef(f.node_ids[0], f.endpoints[0][1]))
+            if link is not None:
+                out.add(link.key)
+    return out
+
+
+def group_expectation(fabric: Fabric, tests: list[GroupTest]) -> list[float | None]:
+    """What each group of a round should reach on today's routes: a full-load all_reduce over every host
+    (one port each) is the job's ring, so the impact model's busbw; the rest the flow model's max-min share."""
+    out = expected_round(fabric, tests)
+    for i, t in enumerate(tests):
+        if (t.phase == "full_load" and t.test == "all_reduce" and len(tests) == 1
+                and len(t.nodes) == len(t.members) and out[i] is not None):
+            from fabricdoc.impact.busbw import ImpactModel
+
+            out[i] = ImpactModel(fabric, job_hosts=sorted(t.nodes)).busbw()
+    return out
 
 
 def _options(cfg: SweepConfig) -> Options:
@@ -256,13 +313,25 @@ def _simulated(cfg: SweepConfig, progress: Progress, options: Options, state: _P
             return run_plan(observed, plan, round_runner=one_round, first_round=first_round,
                             progress=_bandwidth_progress(progress), into=into)
 
+        def group_round(self, into: list[GroupResult]):
+            def one_round(specs: list[GroupSpec]) -> list[GroupResult]:
+                return sim.measure_groups(specs[0].round, [(s.test, s.members) for s in specs],
+                                          [s.expected_gbps for s in specs])
+
+            return group_rounds(round_runner=one_round, into=into)
+
     planned = Planned(ports=cabled_ports(observed))
     state.fabric, state.obs, state.planned = observed, obs, planned
     if not cfg.bandwidth:
         return observed, obs, Measured(localize(observed, obs, options), 0, 0), planned
-    found = measure_and_retest(observed, obs, SimMeasure(), options, retest=cfg.retest, progress=progress)
+    found = measure_and_retest(observed, obs, SimMeasure(), options, retest=cfg.retest, progress=progress,
+                               **_group_options(cfg))
     planned.tests = found.planned_tests
     return observed, obs, found, planned
+
+
+def _group_options(cfg: SweepConfig) -> dict[str, Any]:
+    return {"groups": cfg.groups, "full_load": cfg.full_load, "group_test": cfg.group_test}
 
 
 def _bandwidth_progress(progress: Progress) -> Callable[[ProgressEvent], None]:
@@ -281,7 +350,8 @@ class LauncherMeasure:
     ``runner`` replaces the launcher's pair runner (the seam tests use).
     """
 
-    def __init__(self, fabric: Fabric, cfg: SweepConfig, progress: Progress, runner: PairRunner | None = None) -> None:
+    def __init__(self, fabric: Fabric, cfg: SweepConfig, progress: Progress, runner: PairRunner | None = None,
+                 group_runner: Callable[[GroupSpec], GroupResult] | None = None) -> None:
         from fabricdoc.sources.launchers import launcher_runner, pair_launcher
 
         fields: dict[str, Any] = {"size_bytes": cfg.size_bytes, "backend": cfg.backend}
@@ -296,6 +366,7 @@ class LauncherMeasure:
         # A two-rank nccl-tests run loads both directions of every cable on its path.
         self.bidirectional = bool(cfg.nccl_tests)
         self.cfg = cfg
+        self.group_runner = group_runner
         self.progress = progress
         self.journal: Journal | None = None
         self.run_id: str | None = None
@@ -313,6 +384,16 @@ class LauncherMeasure:
         return run_plan(self.fabric, plan, self.runner, journal=self.journal, first_round=first_round,
                         progress=_bandwidth_progress(self.progress), into=into)
 
+    def group_round(self, into: list[GroupResult]):
+        """Group tests through the launcher (every rank of a group at once), journaled like the pairs."""
+        from fabricdoc.sources.group_launch import group_runner
+
+        if self.cfg.nccl_tests:
+            raise ConfigError("--groups / --full-load run fabricdoc's torch collectives, not --nccl-tests binaries")
+        run = self.group_runner or group_runner(self.fabric, self.cfg.launcher, timeout_s=self.cfg.test_timeout_s,
+                                                size_bytes=self.cfg.size_bytes, backend=self.cfg.backend)
+        return group_rounds(run, journal=self.journal, into=into)
+
     def close(self) -> None:
         if self.journal is not None:
             self.journal.close()
@@ -325,7 +406,8 @@ def _measure(fabric: Fabric, obs: Observations, cfg: SweepConfig, progress: Prog
         return Measured(localize(fabric, obs, options), 0, 0)
     measure = LauncherMeasure(fabric, cfg, progress)
     try:
-        found = measure_and_retest(fabric, obs, measure, options, retest=cfg.retest, progress=progress)
+        found = measure_and_retest(fabric, obs, measure, options, retest=cfg.retest, progress=progress,
+                                   **_group_options(cfg))
     finally:
         measure.close()
         state.run_id = measure.run_id

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from fabricdoc.analysis import direct, tomography
+from fabricdoc.analysis import direct, grouptomo, tomography
 from fabricdoc.analysis.blame import Blame
 from fabricdoc.analysis.classify import classify, severity_for
 from fabricdoc.analysis.corruption import corruption_findings
@@ -66,7 +66,8 @@ def _localize(fabric: Fabric, obs: Observations, opt: Options) -> list[Finding]:
     direct.from_states(fabric, obs, blame)
     direct.from_events(fabric, obs, blame)
     unexplained = tomography.from_pairs(fabric, obs, opt.slow_ratio, opt.suspect_fraction, blame)
-    findings = _to_findings(fabric, blame, opt)
+    loaded_switches = grouptomo.from_groups(fabric, obs, opt.slow_ratio, blame)  # load-only faults
+    findings = _to_findings(fabric, blame, opt) + loaded_switches
     findings += _unexplained_findings(fabric, unexplained)
     findings += corruption_findings(fabric, obs.pairs)
     findings += gpu_findings(obs.gpus, fabric)

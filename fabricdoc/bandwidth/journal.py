@@ -1,4 +1,4 @@
-"""The journal of finished bandwidth tests: JSON lines, one PairResult each, fsynced as written.
+"""The journal of finished bandwidth tests: JSON lines, one PairResult (or GroupResult) each, fsynced as written.
 
 The first line is a header naming the fabric, the plan's fingerprint and the
 sweep id. A fresh sweep starts a fresh journal (the old file is replaced, never
@@ -21,12 +21,14 @@ from typing import Any
 from fabricdoc.bandwidth.plan import Plan
 from fabricdoc.errors import ConfigError, ParseError
 from fabricdoc.model.inputs import decode, read_bytes
-from fabricdoc.model.records import PairResult, PortRef
+from fabricdoc.model.records import GroupResult, PairResult, PortRef
 
 JOURNAL_KIND = "fabricdoc-bandwidth-journal"
 JOURNAL_VERSION = 2
 
 Done = dict[tuple[str, int, PortRef, PortRef], PairResult]
+# Finished group tests by (round, test, members).
+DoneGroups = dict[tuple[int, str, tuple[PortRef, ...]], GroupResult]
 
 
 def plan_fingerprint(plan: Plan) -> str:
@@ -67,14 +69,35 @@ def result_from_json(d: dict[str, Any]) -> PairResult:
     return PairResult(**fields)
 
 
+def group_to_json(g: GroupResult) -> dict[str, Any]:
+    d = asdict(g)
+    d["members"] = [str(m) for m in g.members]
+    return {"kind": "group", **d}
+
+
+def group_from_json(d: dict[str, Any]) -> GroupResult:
+    fields = {k: v for k, v in d.items() if k != "kind"}
+    fields["members"] = tuple(_port(m) for m in d["members"])
+    return GroupResult(**fields)
+
+
 def read_journal(path: str | os.PathLike[str]) -> tuple[JournalHeader | None, list[tuple[str, PairResult]]]:
-    """The header and ``(phase, result)`` of every finished test; a missing file has neither."""
+    """The header and ``(phase, result)`` of every finished pair test; a missing file has neither."""
+    header, pairs, _ = read_journal_all(path)
+    return header, pairs
+
+
+def read_journal_all(
+    path: str | os.PathLike[str],
+) -> tuple[JournalHeader | None, list[tuple[str, PairResult]], list[GroupResult]]:
+    """The header, every finished pair test ``(phase, result)`` and every finished group test."""
     p = Path(path)
     if not p.exists():
-        return None, []
+        return None, [], []
     lines = decode(read_bytes(p, "journal"), str(p)).splitlines()
     header: JournalHeader | None = None
     out: list[tuple[str, PairResult]] = []
+    groups: list[GroupResult] = []
     for no, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -85,21 +108,25 @@ def read_journal(path: str | os.PathLike[str]) -> tuple[JournalHeader | None, li
                     raise ParseError(str(p), no, line, f"not a version {JOURNAL_VERSION} {JOURNAL_KIND}")
                 header = JournalHeader(str(d["fabric"]), str(d["plan"]), str(d["sweep_id"]))
                 continue
+            if d.get("kind") == "group":
+                groups.append(group_from_json(d))
+                continue
             out.append((d["phase"], result_from_json(d)))
         except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
             if no == len(lines):
                 break  # the sweep was killed while writing this line
             raise ParseError(str(p), no, line, f"bad journal line ({exc})") from None
-    return header, out
+    return header, out, groups
 
 
 class Journal:
     """An open journal: append-only, every line flushed and fsynced when written."""
 
-    def __init__(self, path: Path, header: JournalHeader, done: Done) -> None:
+    def __init__(self, path: Path, header: JournalHeader, done: Done, done_groups: DoneGroups | None = None) -> None:
         self.path = path
         self.header = header
         self.done = done  # finished tests of the run being resumed, by (phase, round, src, dst)
+        self.done_groups: DoneGroups = done_groups or {}  # finished group tests, by (round, test, members)
         self._lock = threading.Lock()
         self._f = path.open("a", encoding="utf-8")
 
@@ -126,7 +153,7 @@ class Journal:
         p = Path(path)
         if not p.exists():
             raise ConfigError(f"{p}: no journal to resume (run without --resume to start one)")
-        header, results = read_journal(p)
+        header, results, groups = read_journal_all(p)
         if header is None:
             raise ConfigError(f"{p}: not a fabricdoc journal (no header line): cannot resume it")
         if header.fabric != fabric or header.plan != plan:
@@ -138,11 +165,18 @@ class Journal:
             with p.open("r+b") as f:
                 f.truncate(data.rfind(b"\n") + 1)
         done: Done = {(ph, r.round, r.src, r.dst): r for ph, r in results}
-        return cls(p, header, done)
+        return cls(p, header, done, {(g.round, g.test, g.members): g for g in groups})
 
     def append(self, phase: str, result: PairResult) -> None:
         with self._lock:
             self._f.write(json.dumps(result_to_json(phase, result), sort_keys=True) + "\n")
+            self._f.flush()
+            os.fsync(self._f.fileno())
+
+    def append_group(self, result: GroupResult) -> None:
+        """Journal one finished group test (fsynced), so a resumed sweep replays it instead of rerunning."""
+        with self._lock:
+            self._f.write(json.dumps(group_to_json(result), sort_keys=True) + "\n")
             self._f.flush()
             os.fsync(self._f.fileno())
 

@@ -12,12 +12,12 @@ import dataclasses
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from fabricdoc.bandwidth.journal import Journal
 from fabricdoc.bandwidth.plan import Plan
 from fabricdoc.model.paths import expected_gbps
-from fabricdoc.model.records import PairResult, PortRef
+from fabricdoc.model.records import GroupResult, PairResult, PortRef
 from fabricdoc.model.topology import Fabric
 
 
@@ -125,12 +125,12 @@ def run_plan(
     return results
 
 
-def _run_round(runner: PairRunner, specs: list[TestSpec], max_parallel: int) -> Iterable[PairResult]:
+def _run_round(runner: Any, specs: list[Any], max_parallel: int) -> Iterable[Any]:
     if not specs:
         return
     pool = ThreadPoolExecutor(max_workers=max(1, min(max_parallel, len(specs))), thread_name_prefix="fabricdoc-bw")
     try:
-        pending: set[Future[PairResult]] = {pool.submit(runner, s) for s in specs}
+        pending: set[Future[Any]] = {pool.submit(runner, s) for s in specs}
         while pending:
             finished, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
             failed = [f for f in finished if f.exception() is not None]
@@ -141,3 +141,76 @@ def _run_round(runner: PairRunner, specs: list[TestSpec], max_parallel: int) -> 
                 raise failed[0].exception()  # type: ignore[misc]
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
+
+
+@dataclass(frozen=True)
+class GroupSpec:
+    """One planned group test as a runner sees it (``slot``: its index in the round, for a rendezvous port)."""
+
+    __test__ = False
+
+    round: int
+    members: tuple[PortRef, ...]
+    test: str
+    phase: str
+    label: str
+    expected_gbps: float | None
+    slot: int
+
+
+class GroupTestRunner(Protocol):
+    """Runs one group collective (a launcher with its timeout bound in)."""
+
+    def __call__(self, spec: GroupSpec) -> GroupResult: ...
+
+
+class GroupRoundRunner(Protocol):
+    """Runs a whole round of group tests at once (the simulator)."""
+
+    def __call__(self, specs: list[GroupSpec]) -> list[GroupResult]: ...
+
+
+def group_rounds(
+    runner: GroupTestRunner | None = None,
+    *,
+    round_runner: GroupRoundRunner | None = None,
+    journal: Journal | None = None,
+    into: list[GroupResult] | None = None,
+    max_parallel: int = 8,
+) -> Callable[[int, list[Any], list[float | None]], list[GroupResult]]:
+    """The ``runner`` :func:`fabricdoc.bandwidth.isolate.isolate` calls: one round of group tests, journaled.
+
+    A test already in ``journal.done_groups`` (same round, collective and members: a resumed
+    sweep replaying the same isolation) is not run again; the journal gets every result the
+    moment it is known, ``into`` each round's results when the round ends.
+    """
+    if (runner is None) == (round_runner is None):
+        raise ValueError("group_rounds needs exactly one of runner and round_runner")
+    done = journal.done_groups if journal is not None else {}
+
+    def run(number: int, tests: list[Any], expected: list[float | None]) -> list[GroupResult]:
+        results: dict[int, GroupResult] = {}
+        todo: list[GroupSpec] = []
+        for slot, (t, exp) in enumerate(zip(tests, expected, strict=True)):
+            old = done.get((number, t.test, tuple(t.members)))
+            if old is not None:
+                results[slot] = old
+            else:
+                todo.append(GroupSpec(number, tuple(t.members), t.test, t.phase, t.label, exp, slot))
+        if round_runner is not None:
+            fresh: Iterable[GroupResult] = round_runner(todo) if todo else []
+        else:
+            fresh = _run_round(runner, todo, max_parallel)  # type: ignore[arg-type]
+        by_members = {(s.test, s.members): s for s in todo}
+        for g in fresh:
+            spec = by_members[(g.test, tuple(g.members))]
+            g = dataclasses.replace(g, round=number, phase=spec.phase, label=spec.label)
+            if journal is not None:
+                journal.append_group(g)
+            results[spec.slot] = g
+        ordered = [results[i] for i in range(len(tests))]
+        if into is not None:
+            into.extend(ordered)
+        return ordered
+
+    return run

@@ -55,6 +55,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--nccl-tests", metavar="BINARY",
                    help="run this nccl-tests binary (sendrecv_perf or all_reduce_perf, MPI build) for each pair "
                    "instead of fabricdoc's torch test; needs --launcher mpirun")
+    p.add_argument("--groups", action="store_true",
+                   help="after the pairs, group tests that load the fabric (each leaf's hosts, pairs of leaves) "
+                   "and adaptive isolation of failing groups: finds faults that only show when many flows meet")
+    p.add_argument("--full-load", action="store_true",
+                   help="a full-load round: every host at once (all_reduce, then alltoall up to 512 ports)")
+    p.add_argument("--group-test", choices=("alltoall", "all_reduce", "fan"), default="alltoall",
+                   help="the collective of --groups screening groups (default alltoall: loads every cable; fan: "
+                   "leaf groups, then an incast into each leaf in turn, one round a leaf)")
     p.add_argument("--journal", metavar="FILE",
                    help="journal of finished bandwidth tests (JSON lines): a new sweep starts it afresh")
     p.add_argument("--resume", action="store_true",
@@ -83,6 +91,7 @@ def config_from_args(args: argparse.Namespace):
         bandwidth=not args.no_bandwidth, test_timeout_s=args.test_timeout, size_bytes=args.size,
         backend=args.backend, journal=args.journal, resume=args.resume, slow_ratio=args.slow_ratio,
         nccl_tests=args.nccl_tests, drain_policy=a.drain_policy_of(args),
+        groups=args.groups, full_load=args.full_load, group_test=args.group_test,
     )
 
 

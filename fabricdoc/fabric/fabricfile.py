@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from fabricdoc.errors import ConfigError, TopologyError
-from fabricdoc.fabric.faults import FAULT_KINDS, Fault
+from fabricdoc.fabric.faults import FAULT_KINDS, SWITCH_FAULT_KINDS, Fault
 from fabricdoc.fabric.generators import GENERATORS
 from fabricdoc.model.inputs import compose_yaml, construct_scalar, read_text
 from fabricdoc.model.records import Node, PortRef
@@ -105,7 +105,7 @@ def _text(where: str, key: str, value: Any) -> str:
 _FABRIC_KEYS = {"name", "generator", "params", "nodes", "links", "faults", "description"}
 _NODE_KEYS = {"id", "kind", "ports", "label", "guid", "attrs"}
 _LINK_KEYS = {"a", "b", "lanes", "lane_gbps", "max_lanes", "max_lane_gbps", "state"}
-_FAULT_KEYS = {"kind", "port", "switch", "lanes", "lane_gbps", "factor", "rate_per_hour", "flaps"}
+_FAULT_KEYS = {"kind", "port", "switch", "lanes", "lane_gbps", "factor", "rate_per_hour", "flaps", "flows"}
 
 
 def fabric_from_yaml(path: str | Path) -> tuple[Fabric, list[Fault]]:
@@ -226,9 +226,9 @@ def parse_faults(path: str | Path, items: Any, fabric: Fabric) -> list[Fault]:
         port = None
         switch = None
         try:
-            if kind == "dead_switch":
+            if kind in SWITCH_FAULT_KINDS:
                 if "switch" not in item:
-                    raise ConfigError(f"{where}: dead_switch needs 'switch'")
+                    raise ConfigError(f"{where}: {kind} needs 'switch'")
                 switch = fabric.resolve_node(str(item["switch"]))
                 if fabric.nodes[switch].kind != "switch":
                     raise ConfigError(f"{where}: {item['switch']!r} is not a switch")
@@ -251,6 +251,8 @@ def parse_faults(path: str | Path, items: Any, fabric: Fabric) -> list[Fault]:
             extra["rate_per_hour"] = _num(where, "rate_per_hour", item["rate_per_hour"], 0.0, 1e12)
         if "flaps" in item:
             extra["flaps"] = _int(where, "flaps", item["flaps"], 1, 10_000)
+        if "flows" in item:
+            extra["flows"] = _int(where, "flows", item["flows"], 1, 1_000_000)
         out.append(Fault(kind=kind, port=port, switch=switch, **extra))
     return out
 

@@ -20,9 +20,17 @@ FAULT_KINDS = (
     "dead_switch",  # every port of a switch down
     "bad_nic",  # a host port that drops and corrupts: host-side receive errors, switch side clean
     "silent_hca",  # a host port's CA stops answering (no counters, no state); its switch port stays up
+    # Load-only faults: full rate for up to ``flows`` concurrent flows, ``factor`` of it above (no counter shows them).
+    "load_collapse",  # a cable (either direction) that falls apart at full load
+    "incast_pfc",  # PFC pause storm on the switch egress toward ``port`` when more than ``flows`` flows converge
+    "switch_collapse",  # a switch (``switch``) whose shared buffer collapses when more than ``flows`` flows cross it
 )
 # Kinds that sit on a host's own port.
 HOST_FAULT_KINDS = frozenset({"bad_nic", "silent_hca"})
+# Kinds that only show when several flows meet: pair rounds (one flow per cable direction) never see them.
+LOAD_FAULT_KINDS = frozenset({"load_collapse", "incast_pfc", "switch_collapse"})
+# Kinds that name a whole switch instead of a port.
+SWITCH_FAULT_KINDS = frozenset({"dead_switch", "switch_collapse"})
 
 
 @dataclass(frozen=True)
@@ -37,6 +45,7 @@ class Fault:
     factor: float | None = None  # for "slow", "congested", ...: remaining bandwidth fraction
     rate_per_hour: float = 3600.0  # for "lossy": symbol errors per hour
     flaps: int = 3  # for "flapping"
+    flows: int = 1  # for load-only kinds: the most concurrent flows it still carries at full rate
 
     def link(self, fabric: Fabric) -> LinkKey:
         """The cable this fault sits on (``port`` names either end)."""

@@ -380,6 +380,15 @@ def align(fabric: Fabric, obs: Observations) -> Observations:
     out = Observations(interval_s=obs.interval_s, probes=list(obs.probes), gpus=list(obs.gpus), extra=dict(obs.extra),
                        kernel_events=list(obs.kernel_events), host_checks=list(obs.host_checks),
                        transports=list(obs.transports), ranks=list(obs.ranks))
+    for g in obs.groups:  # group tests: every member on the fabric, or the test is dropped like a pair
+        members = [node_of(m.node) for m in g.members]
+        if any(m is None for m in members):
+            for m in g.members:
+                if node_of(m.node) is None:
+                    unknown[m.node] = unknown.get(m.node, 0) + 1
+            continue
+        out.groups.append(dataclasses.replace(
+            g, members=tuple(PortRef(nid, m.port) for nid, m in zip(members, g.members, strict=True))))
     for name in ("before", "after", "states", "events"):
         setattr(out, name, [r for r in (fix(x) for x in getattr(obs, name)) if r is not None])
     for p in obs.pairs:

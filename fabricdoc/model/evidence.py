@@ -192,6 +192,52 @@ class SlowPairsEvidence(_Kind):
 
 
 @dataclass(frozen=True)
+class GroupSample:
+    """One group test as evidence: its label, collective, size, ratio and the flows it put on the part."""
+
+    label: str
+    test: str
+    members: int
+    status: str
+    ratio: float | None
+    flows: int
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> GroupSample:
+        return cls(str(d["label"]), str(d["test"]), int(d["members"]), str(d["status"]), d.get("ratio"),
+                   int(d["flows"]))
+
+
+@dataclass(frozen=True)
+class GroupLoadEvidence(_Kind):
+    """Group tomography: every group test that put more than ``passing_flows`` concurrent flows on this
+    part failed (``failing`` of them, the lightest with ``failing_flows``), while tests with at most
+    ``passing_flows`` flows passed, pair tests (one flow) included: ``pair_tests`` crossed it,
+    ``pair_slow`` were slow. ``toward`` is the cable end the overloaded direction flows into (None
+    for a switch); ``alternatives`` explain exactly the same failing tests."""
+
+    kind: ClassVar[str] = "groups"
+    tests: int
+    failing: int
+    failing_flows: int
+    passing_flows: int
+    worst_ratio: float
+    toward: tuple[str, int] | None = None  # the end the overloaded direction flows into (label, port)
+    pair_tests: int = 0
+    pair_slow: int = 0
+    equivalent_suspects: int = 1
+    alternatives: tuple[str, ...] = ()
+    failing_groups: tuple[GroupSample, ...] = ()
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> GroupLoadEvidence:
+        groups = tuple(GroupSample.from_dict(g) for g in d.get("failing_groups") or ())
+        toward = tuple(d["toward"]) if d.get("toward") else None
+        return cls._from({**d, "alternatives": tuple(d.get("alternatives") or ()), "failing_groups": groups,
+                          "toward": toward})
+
+
+@dataclass(frozen=True)
 class CorruptionEvidence(_Kind):
     """Tests whose data check failed: ``pairs`` lists ``(src label, dst label, wrong elements)``."""
 
@@ -294,13 +340,13 @@ class NcclLogEvidence(_Kind):
 Evidence = (
     CounterEvidence | StateEvidence | FlapEvidence | SlowPairsEvidence | CorruptionEvidence
     | SwitchLinksEvidence | GpuEvidence | CandidatesEvidence
-    | NotRespondingEvidence | NotDiscoveredEvidence | HostEvidence | NcclLogEvidence
+    | NotRespondingEvidence | NotDiscoveredEvidence | HostEvidence | NcclLogEvidence | GroupLoadEvidence
 )
 EVIDENCE_KINDS: dict[str, Any] = {
     cls.kind: cls
     for cls in (CounterEvidence, StateEvidence, FlapEvidence, SlowPairsEvidence, CorruptionEvidence,
                 SwitchLinksEvidence, GpuEvidence, CandidatesEvidence, NotRespondingEvidence, NotDiscoveredEvidence,
-                HostEvidence, NcclLogEvidence)
+                HostEvidence, NcclLogEvidence, GroupLoadEvidence)
 }
 
 

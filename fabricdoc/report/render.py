@@ -9,6 +9,7 @@ from fabricdoc.model.evidence import (
     Evidence,
     FlapEvidence,
     GpuEvidence,
+    GroupLoadEvidence,
     HostEvidence,
     NcclLogEvidence,
     NotDiscoveredEvidence,
@@ -70,6 +71,14 @@ def evidence_line(ev: Evidence) -> str:
         return f"{safe(ev.check)} {safe(ev.subject)}: {safe(ev.reason)}{times} ({safe(ev.source)})"
     if isinstance(ev, NcclLogEvidence):
         return f"{safe(ev.reason)} on {safe(ev.host)}: {safe(ev.source)}:{ev.line_no}: {safe(ev.line[:200])}"
+    if isinstance(ev, GroupLoadEvidence):
+        toward = f" toward {safe(ev.toward[0])}[{ev.toward[1]}]" if ev.toward else ""
+        passing = (f"passing with <={ev.passing_flows}" if ev.passing_flows else "no passing test crossed it")
+        line = (f"{ev.failing} group tests failing with >={ev.failing_flows} flows on it{toward}, {passing} "
+                f"(worst {ev.worst_ratio:.0%}); {ev.pair_tests} pair tests through it, {ev.pair_slow} slow")
+        if ev.alternatives:
+            line += "; equally likely: " + ", ".join(safe(a) for a in ev.alternatives[:3])
+        return line
     if isinstance(ev, CandidatesEvidence):
         line = "could be " + " or ".join(safe(c) for c in ev.candidates) + f": {safe(ev.tell_apart)}"
         if ev.tests:

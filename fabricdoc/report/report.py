@@ -53,6 +53,7 @@ class Report:
     tests: dict[str, Any]
     probes: list[dict[str, Any]] = field(default_factory=list)
     pairs: list[dict[str, Any]] = field(default_factory=list)
+    groups: list[dict[str, Any]] = field(default_factory=list)  # group collectives (load tests), when any ran
     impact: dict[str, Any] | None = None
     topology: dict[str, Any] | None = None
     thresholds: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_THRESHOLDS))
@@ -104,6 +105,11 @@ class Report:
             "interval_s": obs.interval_s,
             "duration_s": duration_s,
         }
+        if obs.groups:
+            tests["groups_tested"] = len(obs.groups)
+            tests["groups_failing"] = sum(1 for g in obs.groups if g.status == "hung" or (
+                g.status == "ok" and g.ratio is not None and g.ratio < slow_ratio))
+            tests["groups_error"] = sum(1 for g in obs.groups if g.status == "error")
         cov = measure_coverage(fabric, obs, planned or Planned())
         if interrupted:
             cov.add("the sweep", "interrupted (Ctrl-C or SIGTERM) before it finished: this report holds what finished")
@@ -116,6 +122,7 @@ class Report:
             tests=tests,
             probes=[asdict(p) for p in obs.probes],
             pairs=[_pair_dict(fabric, p) for p in pairs],
+            groups=[_group_dict(fabric, g) for g in obs.groups],
             topology=topology_dict(fabric) if include_topology else None,
             thresholds=judged,
         )
@@ -141,6 +148,8 @@ class Report:
             "probes": self.probes,
             "pairs": self.pairs,
         }
+        if self.groups:
+            out["groups"] = self.groups
         if self.impact is not None:
             out["impact"] = self.impact
         if self.topology is not None:
@@ -193,6 +202,7 @@ class Report:
             tests=data["tests"],
             probes=data.get("probes", []),
             pairs=from_pair_columns(data["pairs_columns"]) if "pairs_columns" in data else data.get("pairs", []),
+            groups=data.get("groups", []),
             impact=data.get("impact"),
             topology=(from_topology_columns(data["topology_columns"]) if "topology_columns" in data
                       else data.get("topology")),
@@ -245,6 +255,21 @@ EXIT_CODES = {"pass": 0, "fail": 1, "degraded": 1, "incomplete": 2}
 def exit_code(verdict: str) -> int:
     """0 healthy, 1 faults found, 2 could not see everything (or could not run)."""
     return EXIT_CODES.get(verdict, 2)
+
+
+def _group_dict(fabric: Fabric, g) -> dict[str, Any]:
+    return {
+        "members": [[fabric.label(m.node), m.port] for m in g.members],
+        "test": g.test,
+        "phase": g.phase,
+        "label": g.label,
+        "status": g.status,
+        "busbw_gbps": g.busbw_gbps,
+        "expected_gbps": g.expected_gbps,
+        "ratio": None if g.ratio is None else round(g.ratio, 4),
+        "round": g.round,
+        "error": g.error,
+    }
 
 
 def _pair_dict(fabric: Fabric, p) -> dict[str, Any]:

@@ -33,7 +33,7 @@ from fabricdoc.probes.bandwidth.bwtest import MARKER
 from fabricdoc.probes.bandwidth.nccl_tests import nccl_tests_argv, parse_nccl_tests
 
 from fabricdoc.errors import ParseError, ProbeError
-from fabricdoc.model.records import PairResult, PortRef
+from fabricdoc.model.records import GroupResult, PairResult, PortRef
 
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$")
 
@@ -71,14 +71,39 @@ class Proc:
     env: dict[str, str] = field(default_factory=dict)
 
 
-def bwtest_argv(spec: PairSpec, rank: int | None, master_addr: str, python: str | None = None, timeout_s: float = 60.0) -> list[str]:
+@dataclass(frozen=True)
+class GroupLaunchSpec:
+    """What to measure over a group of host ports: one collective, every member a rank (in order)."""
+
+    members: tuple[PortRef, ...]
+    test: str = "alltoall"  # or "all_reduce"
+    backend: str = "gloo"
+    size_bytes: int = 4 << 20
+    iters: int = 5
+    warmup: int = 1
+    port: int = 29500  # rendezvous port on the first member
+    round: int = 0
+    expected_gbps: float | None = None
+    phase: str = "screen"
+    label: str = ""
+    extra_args: tuple[str, ...] = ()
+
+
+def bwtest_argv(spec: PairSpec | GroupLaunchSpec, rank: int | None, master_addr: str, python: str | None = None,
+                timeout_s: float = 60.0) -> list[str]:
     """argv of one bwtest rank (``rank=None``: the rank comes from the MPI/Slurm environment)."""
     argv = [python or sys.executable, "-m", "fabricdoc.probes.bandwidth.bwtest"]
     if rank is not None:
         argv += ["--rank", str(rank)]
+    test = spec.test
+    if isinstance(spec, GroupLaunchSpec):
+        argv += ["--world", str(len(spec.members))]
+        if test.startswith("fan:"):  # fan:K: the first K ranks send one way to the rest
+            argv += ["--senders", test[4:]]
+            test = "fan"
     argv += [
         "--master-addr", master_addr, "--master-port", str(spec.port),
-        "--backend", spec.backend, "--test", spec.test,
+        "--backend", spec.backend, "--test", test,
         "--size-bytes", str(spec.size_bytes), "--iters", str(spec.iters), "--warmup", str(spec.warmup),
         "--timeout", str(timeout_s * 2),  # the launcher's kill, not torch's, decides "hung"
         *spec.extra_args,
@@ -87,12 +112,15 @@ def bwtest_argv(spec: PairSpec, rank: int | None, master_addr: str, python: str 
 
 
 class Launcher:
-    """Builds the processes of one pair test; subclasses say where ranks run."""
+    """Builds the processes of one pair test (or group test); subclasses say where ranks run."""
 
     name = "launcher"
 
     def procs(self, spec: PairSpec, timeout_s: float) -> list[Proc]:
         raise NotImplementedError
+
+    def group_procs(self, spec: GroupLaunchSpec, timeout_s: float) -> list[Proc]:
+        raise ProbeError("launch", f"the {self.name} launcher cannot start group tests", status="unsupported")
 
 
 @dataclass
@@ -104,6 +132,9 @@ class LocalLauncher(Launcher):
 
     def procs(self, spec: PairSpec, timeout_s: float) -> list[Proc]:
         return [Proc(bwtest_argv(spec, r, "127.0.0.1", self.python, timeout_s)) for r in (0, 1)]
+
+    def group_procs(self, spec: GroupLaunchSpec, timeout_s: float) -> list[Proc]:
+        return [Proc(bwtest_argv(spec, r, "127.0.0.1", self.python, timeout_s)) for r in range(len(spec.members))]
 
 
 @dataclass
@@ -128,6 +159,17 @@ class NetnsLauncher(Launcher):
             ns = safe_name(self.namespace(port), "namespace")
             ifname = safe_name(self.ifname(port), "interface")
             env = {"GLOO_SOCKET_IFNAME": ifname, "NCCL_SOCKET_IFNAME": ifname, "MASTER_ADDR": master}
+            out.append(Proc(["ip", "netns", "exec", ns, *bwtest_argv(spec, rank, master, self.python, timeout_s)], env))
+        return out
+
+    def group_procs(self, spec: GroupLaunchSpec, timeout_s: float) -> list[Proc]:
+        master = self.address(spec.members[0])
+        out = []
+        for rank, port in enumerate(spec.members):
+            ns = safe_name(self.namespace(port), "namespace")
+            ifname = safe_name(self.ifname(port), "interface")
+            env = {"GLOO_SOCKET_IFNAME": ifname, "NCCL_SOCKET_IFNAME": ifname, "MASTER_ADDR": master,
+                   "OMP_NUM_THREADS": "1"}
             out.append(Proc(["ip", "netns", "exec", ns, *bwtest_argv(spec, rank, master, self.python, timeout_s)], env))
         return out
 
@@ -163,6 +205,20 @@ class SrunLauncher(Launcher):
             out.append(Proc([*argv, *bwtest_argv(spec, rank, master, self.python, timeout_s)], env))
         return out
 
+    def group_procs(self, spec: GroupLaunchSpec, timeout_s: float) -> list[Proc]:
+        master = safe_name(self.hostname(spec.members[0]))
+        out = []
+        for rank, port in enumerate(spec.members):
+            host = safe_name(self.hostname(port))
+            env = {"MASTER_ADDR": master}
+            if self.ifname:
+                nic = safe_name(self.ifname(port), "interface")
+                env.update(GLOO_SOCKET_IFNAME=nic, NCCL_SOCKET_IFNAME=nic)
+            argv = [self.srun, "--nodes=1", "--ntasks=1", f"--nodelist={host}", "--kill-on-bad-exit=1",
+                    f"--time={max(1, int(timeout_s // 60) + 1)}", "--export=ALL", *self.extra]  # fmt: skip
+            out.append(Proc([*argv, *bwtest_argv(spec, rank, master, self.python, timeout_s)], env))
+        return out
+
 
 @dataclass
 class MpirunLauncher(Launcher):
@@ -184,6 +240,13 @@ class MpirunLauncher(Launcher):
                 raise ProbeError("launch", "nccl-tests requested but no binary given", status="unsupported")
             return [Proc([*argv, *nccl_tests_argv(self.nccl_binary, spec.size_bytes, spec.iters, spec.warmup)])]
         return [Proc([*argv, *bwtest_argv(spec, None, a, self.python, timeout_s)])]
+
+    def group_procs(self, spec: GroupLaunchSpec, timeout_s: float) -> list[Proc]:
+        hosts = [safe_name(self.hostname(p)) for p in spec.members]
+        argv = [self.mpirun, "-np", str(len(hosts)), "--host", ",".join(f"{h}:1" for h in hosts),
+                "--bind-to", "none", "-x", f"MASTER_ADDR={hosts[0]}", "-x", f"MASTER_PORT={spec.port}",
+                *self.extra]  # fmt: skip
+        return [Proc([*argv, *bwtest_argv(spec, None, hosts[0], self.python, timeout_s)])]
 
 
 @dataclass
@@ -304,6 +367,38 @@ def _from_nccl_tests(spec: PairSpec, raw: RawRun, common: dict[str, Any]) -> Pai
         status=status, busbw_gbps=run.peak_busbw_gbps(), algbw_gbps=run.peak_algbw_gbps(), wrong=run.wrong,
         error=None if status != "error" else _tail(raw.errors), **common,
     )  # fmt: skip
+
+
+def group_result(spec: GroupLaunchSpec, raw: RawRun) -> GroupResult:
+    """Turn what a group's ranks printed into one GroupResult: the slowest rank's busbw (it finishes the
+    collective), ``wrong`` when any rank's data check failed, ``hung`` when the launcher killed it."""
+    common: dict[str, Any] = dict(
+        members=spec.members, test=spec.test, expected_gbps=spec.expected_gbps, round=spec.round,
+        phase=spec.phase, label=spec.label, size_bytes=spec.size_bytes, duration_s=round(raw.duration_s, 3),
+    )  # fmt: skip
+    if raw.status == "hung":
+        return GroupResult(status="hung", busbw_gbps=None, error=f"killed after {raw.duration_s:.1f}s (hung)", **common)
+    recs = _records(raw.outputs)
+    ranks = {r.get("rank") for r in recs}
+    bad = [r for r in recs if r.get("status") != "ok"]
+    if bad or raw.status != "ok" or len(ranks) < len(spec.members):
+        why = str(bad[0].get("error") if bad else (_tail(raw.errors) or f"exit codes {raw.returncodes}"))
+        status = "hung" if re.search(r"time[d ]?out|timeout", why, re.I) else "error"
+        return GroupResult(status=status, busbw_gbps=None, error=why, **common)
+    wrong = sum(int(r.get("wrong") or 0) for r in recs)
+    bw = min(float(r.get("busbw_gbps") or 0.0) for r in recs)
+    return GroupResult(status="wrong" if wrong else "ok", busbw_gbps=bw, wrong=wrong, **common)
+
+
+def run_group(launcher: Launcher, spec: GroupLaunchSpec, timeout_s: float = 120.0) -> GroupResult:
+    """Run one group test with ``launcher`` (every rank at once); never raises for a failed or hung test."""
+    try:
+        procs = launcher.group_procs(spec, timeout_s)
+    except ProbeError as exc:
+        return GroupResult(members=spec.members, test=spec.test, status="error", busbw_gbps=None,
+                           expected_gbps=spec.expected_gbps, round=spec.round, phase=spec.phase, label=spec.label,
+                           error=str(exc))
+    return group_result(spec, run_procs(procs, timeout_s))
 
 
 def run_pair(launcher: Launcher, spec: PairSpec, timeout_s: float = 120.0) -> PairResult:

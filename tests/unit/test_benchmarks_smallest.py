@@ -61,3 +61,11 @@ def test_bench_accuracy_runs_at_its_smallest_size_and_healthy_fabrics_stay_clean
     figures = json.loads((tmp_path / "acc.json").read_text())
     assert figures["healthy"]["fabrics"] > 0 and figures["healthy"]["findings"] == 0
     assert figures["crashes"] == []
+
+
+def test_bench_groups_runs_at_its_smallest_size_and_healthy_fabrics_stay_clean():
+    out = run_bench("bench_groups.py", "--sizes", "small", "--seeds", "2")
+    for figure in ("tests/bound", "CRE tests", "recall", "precision", "pair rounds", "with groups"):
+        assert figure in out
+    healthy = [line for line in out.splitlines() if " healthy " in line]
+    assert healthy and all(line.rstrip().endswith("false positives: 0") for line in healthy)

@@ -3,7 +3,9 @@
 Faults change a copy of the fabric (the "truth"); the simulator then produces
 two PortCounters samples per cabled port (IBTA names), the port states a
 discovery would show (iblinkinfo), link events, and pair bandwidth results by
-max-min fair sharing of directed link capacity among the tests of a round.
+max-min fair sharing of directed link capacity among the tests of a round, and
+group collectives (ring all_reduce, alltoall) over routed paths; load-only faults
+(:mod:`~fabricdoc.sources.sim.load`) collapse when enough flows meet.
 Everything is seeded and reproducible.
 """
 
@@ -16,12 +18,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fabricdoc.errors import TopologyError
-from fabricdoc.fabric.faults import FAULT_KINDS, HOST_FAULT_KINDS, Fault
+from fabricdoc.fabric.faults import FAULT_KINDS, HOST_FAULT_KINDS, SWITCH_FAULT_KINDS, Fault
 from fabricdoc.model.counters import lookup
 from fabricdoc.model.flows import maxmin
+from fabricdoc.model.groups import busbw_from_rates, group_edges
 from fabricdoc.model.ib import NO_RESPONSE
 from fabricdoc.model.paths import Channel, directed, expected_gbps
 from fabricdoc.model.records import (
+    GroupResult,
     LinkEvent,
     LinkKey,
     Observations,
@@ -31,6 +35,7 @@ from fabricdoc.model.records import (
     PortState,
 )
 from fabricdoc.model.topology import Fabric
+from fabricdoc.sources.sim.load import LoadModel, directed_maxmin
 
 # Fraction of link rate a healthy bandwidth test reaches (protocol overhead).
 EFFICIENCY = 0.92
@@ -83,14 +88,15 @@ class Simulator:
         # Cables that carry no data (tests through them hang) and host ports whose CA is silent.
         self.hung: set[LinkKey] = {f.link(fabric) for f in self.faults if f.kind == "hung"}
         self.silent: set[PortRef] = {f.port for f in self.faults if f.kind == "silent_hca" and f.port is not None}
+        self.load = LoadModel(fabric, self.faults)
 
     def _validate(self) -> None:
         for f in self.faults:
             if f.kind not in FAULT_KINDS:
                 raise TopologyError(f"unknown fault kind {f.kind!r} (one of {', '.join(FAULT_KINDS)})")
-            if f.kind == "dead_switch":
+            if f.kind in SWITCH_FAULT_KINDS:
                 if f.switch not in self.fabric.nodes or self.fabric.nodes[f.switch].kind != "switch":
-                    raise TopologyError(f"fault dead_switch: no switch {f.switch!r}")
+                    raise TopologyError(f"fault {f.kind}: no switch {f.switch!r}")
             else:
                 f.link(self.fabric)
             if f.kind in HOST_FAULT_KINDS and self.fabric.nodes[f.port.node].kind != "host":  # type: ignore[union-attr]
@@ -178,7 +184,7 @@ class Simulator:
         xmit_words = rng.integers(10**8, 10**9, n).astype(np.int64)
         before_data = rng.integers(0, 2**31, n).astype(np.int64)
         for f in self.faults:
-            if f.kind == "dead_switch":
+            if f.kind in SWITCH_FAULT_KINDS:
                 continue
             key = f.link(self.fabric)
             near = f.port if f.port is not None else key.a
@@ -318,8 +324,71 @@ class Simulator:
         return out
 
     def _maxmin(self, flows: list[list[Channel]]) -> np.ndarray:
-        """Max-min fair rates of ``flows`` over the faulty fabric's directed capacities."""
-        return maxmin(flows, lambda k: self.truth.links[k].capacity_gbps * self.factor.get(k, 1.0))
+        """Max-min fair rates of ``flows`` over the faulty fabric's directed capacities (load faults
+        tripped by these flows running together)."""
+        def capacity(k: LinkKey) -> float:
+            return self.truth.links[k].capacity_gbps * self.factor.get(k, 1.0)
+
+        if self.load:
+            tripped = self.load.factors(self.truth, flows)
+            if tripped:
+                return directed_maxmin(flows, capacity, tripped)
+        return maxmin(flows, capacity)
+
+    def measure_groups(
+        self,
+        r: int,
+        groups: Sequence[tuple[str, Sequence[PortRef]]],
+        expected: Sequence[float | None] | None = None,
+        *,
+        phase: str = "screen",
+        labels: Sequence[str] | None = None,
+    ) -> list[GroupResult]:
+        """One round of group collectives at once: every flow of every group shares the fabric.
+
+        Each group is ``(test, members)`` (``all_reduce`` or ``alltoall``, ranks in
+        order); its busbw follows :func:`fabricdoc.model.groups.busbw_from_rates` at
+        ``EFFICIENCY`` of its max-min rates, less a little noise. A group with a member
+        unreachable or silent could not run (``error``); one whose flows cross a cable
+        that carries nothing ``hung``.
+        """
+        flows: list[list[Channel]] = []
+        spans: list[tuple[int, int]] = []
+        failed: dict[int, tuple[str, str]] = {}
+        for g, (test, members) in enumerate(groups):
+            start = len(flows)
+            try:
+                paths = [(self.truth.path(a, b), a) for a, b in group_edges(members, test)]
+            except TopologyError:
+                paths = []
+                failed[g] = ("error", "peer unreachable")
+            if paths and any(self.truth.links[k].state == "down" for p, _ in paths for k in p):
+                failed[g] = ("error", "peer unreachable")
+            elif any(m in self.silent for m in members):
+                failed[g] = ("error", "connection timed out (CA not responding)")
+            elif any(k in self.hung for p, _ in paths for k in p):
+                failed[g] = ("hung", "started, never finished")
+            if g not in failed:
+                flows.extend(directed(p, a) for p, a in paths)
+            spans.append((start, len(flows)))
+        rates = self._maxmin(flows) if flows else np.zeros(0)
+        out = []
+        for g, (test, members) in enumerate(groups):
+            exp = None if expected is None else expected[g]
+            exp = None if exp is None else round(exp, 3)
+            label = labels[g] if labels is not None else ""
+            ranks = tuple(members)
+            if g in failed:
+                status, why = failed[g]
+                out.append(GroupResult(ranks, test, status, None, exp, round=r, phase=phase,  # type: ignore[arg-type]
+                                       label=label, error=why))
+                continue
+            a, b = spans[g]
+            bw = busbw_from_rates(test, len(ranks), rates[a:b]) * EFFICIENCY
+            bw *= 1.0 - abs(self.rng.normal(0.0, self.noise))
+            out.append(GroupResult(ranks, test, "ok", round(bw, 3), exp, round=r, phase=phase, label=label,
+                                   size_bytes=1 << 28, duration_s=round((1 << 28) * 8 / max(bw, 1e-3) / 1e9, 4)))
+        return out
 
     def run(self, rounds: Sequence[Sequence[tuple[PortRef, PortRef]]] = ()) -> SimResult:
         """A whole simulated sweep: ``rounds`` of tests, two counter samples, states and events."""
@@ -335,7 +404,7 @@ class Simulator:
         )
         result = SimResult(self.truth, obs, self.faults)
         for f in self.faults:
-            if f.kind == "dead_switch":
+            if f.kind in SWITCH_FAULT_KINDS:
                 result.faulty_switches.add(f.switch)  # type: ignore[arg-type]
             else:
                 result.faulty_links.add(f.link(self.fabric))

@@ -79,3 +79,15 @@ def test_bad_fabric_files_are_one_line_with_file_and_line(tmp_path, text, messag
 def test_unknown_bundled_name_lists_what_is_shipped():
     with pytest.raises(FabricdocError, match="shipped: .*demo"):
         load_fabric("nosuchfabric")
+
+
+def test_load_only_faults_take_their_flow_threshold_and_a_switch_collapse_names_its_switch(tmp_path):
+    path = tmp_path / "faults.yaml"
+    path.write_text("faults:\n  - {kind: load_collapse, port: 'leaf01[3]', flows: 2, factor: 0.2}\n"
+                    "  - {kind: switch_collapse, switch: spine01, flows: 4}\n")
+    cable, switch = faults_from_yaml(path, fat_tree_2(2, 2, 2))
+    assert (cable.kind, cable.flows, cable.factor) == ("load_collapse", 2, 0.2)
+    assert (switch.kind, switch.switch, switch.flows, switch.port) == ("switch_collapse", "spine01", 4, None)
+    path.write_text("faults:\n  - {kind: switch_collapse, port: 'leaf01[3]'}\n")
+    with pytest.raises(ConfigError, match="switch_collapse needs 'switch'"):
+        faults_from_yaml(path, fat_tree_2(2, 2, 2))

@@ -233,3 +233,16 @@ def test_a_ca_inside_a_switch_system_or_named_like_a_switch_is_switch_management
     report = identify(fabric)
     assert report.not_hosts == {"0x11": "switch-management", "0x12": "switch-management"}
     assert [n.id for n in fabric.hosts()] == ["0x13"] and report.hosts == {"gpu1": ["0x13"]}
+
+
+def test_align_keeps_group_tests_on_fabric_ids_and_drops_one_naming_an_unknown_host():
+    from fabricdoc.fabric.generators import fat_tree_2
+    from fabricdoc.fabric.identity import align
+    from fabricdoc.model.records import GroupResult, Observations, PortRef
+
+    fabric = fat_tree_2(2, 1, 2)
+    ok = GroupResult((PortRef("node0001", 1), PortRef("node0003", 1)), "all_reduce", "ok", 90.0, 100.0)
+    stray = GroupResult((PortRef("node0001", 1), PortRef("elsewhere", 1)), "all_reduce", "ok", 90.0, 100.0)
+    out = align(fabric, Observations(groups=[ok, stray]))
+    assert out.groups == [ok]
+    assert any(p.target == "elsewhere" and p.status == "error" for p in out.probes)

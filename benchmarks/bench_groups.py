@@ -1,0 +1,172 @@
+"""Group tests and adaptive isolation on the simulator: tests and rounds, localization of load-only faults.
+
+1. Tests and rounds against hosts N and bad hosts d (a host cable at 30% of its rate, seen by any test
+   through it: the "bad node" of NVIDIA's Cluster Readiness Engine), group testing alone (screen every
+   leaf, then pairs of leaves; split failing groups; confirm against known-good hosts), next to CRE's
+   published figures (N=232, d=1: 22 tests in 7 rounds; healthy: 28 tests in 3 rounds) and the
+   information bound d log2(N/d).
+2. Localization of load-only faults (a cable that collapses above 2 concurrent flows, a PFC pause storm
+   into a host port above 2, a spine whose shared buffer collapses above twice the leaf count, which a
+   pair round never reaches) through the sweep's own loop (pair rounds,
+   re-test, then a full-load round and group isolation): recall (the injected part named), precision (findings naming it),
+   mean confidence, over seeds; and healthy fabrics (false positives).
+3. Which faults pair rounds miss and group rounds find, per fault kind.
+
+Prints figures, asserts nothing. Usage: python benchmarks/bench_groups.py [--sizes small|full] [--seeds N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from collections import defaultdict
+
+import numpy as np
+
+from fabricdoc.analysis.localize import Options
+from fabricdoc.bandwidth.groups import screen_rounds
+from fabricdoc.bandwidth.isolate import isolate
+from fabricdoc.bandwidth.simulated import SimMeasure
+from fabricdoc.fabric.faults import Fault
+from fabricdoc.fabric.generators import fat_tree_2
+from fabricdoc.model.records import LinkKey, Observations
+from fabricdoc.sources.sim.simulator import Simulator
+from fabricdoc.sweep import group_expectation, measure_and_retest
+
+CRE = {(232, 1): (22, 7), (232, 0): (28, 3)}  # NVIDIA CRE (2026): (tests, rounds)
+SIZES = {"small": [(4, 4, 4), (8, 4, 8)], "full": [(4, 4, 8), (8, 4, 8), (16, 8, 8), (29, 8, 8), (32, 8, 16)]}
+
+
+def _fabric(leaves: int, spines: int, per_leaf: int):
+    return fat_tree_2(leaves=leaves, spines=spines, hosts_per_leaf=per_leaf)
+
+
+def group_testing(fabric, d: int, seed: int) -> tuple[int, int, bool]:
+    """Tests and rounds of pure group testing with ``d`` bad host cables; whether they were all confirmed."""
+    rng = np.random.default_rng(seed)
+    hosts = fabric.host_ports()
+    bad = [hosts[int(i)] for i in rng.choice(len(hosts), size=d, replace=False)]
+    sim = Simulator(fabric, [Fault("slow", port=p, factor=0.3) for p in bad], seed=seed)
+    measure = SimMeasure(sim)
+    into: list = []
+    done = isolate(sim.truth, measure.group_round(into), screen_rounds(sim.truth, hosts), expect=group_expectation)
+    confirmed = {p for g in done.failing if g.phase == "confirm" for p in g.members}
+    return done.tests, done.rounds, set(bad) <= confirmed
+
+
+def _uplinks(fabric) -> list[LinkKey]:
+    return [k for k in fabric.links if fabric.nodes[k.a.node].kind == fabric.nodes[k.b.node].kind == "switch"]
+
+
+def load_fault(kind: str, fabric, rng) -> tuple[Fault, object]:
+    """One load-only (or plain slow) fault and the part it sits on (a LinkKey or a switch id)."""
+    if kind == "load_collapse":
+        key = _uplinks(fabric)[int(rng.integers(len(_uplinks(fabric))))]
+        return Fault(kind, port=key.a, flows=2), key
+    if kind == "incast_pfc":
+        host = fabric.host_ports()[int(rng.integers(len(fabric.host_ports())))]
+        return Fault(kind, port=host, flows=2), fabric.link_at(host).key
+    if kind == "switch_collapse":
+        spines = sorted(n.id for n in fabric.switches() if n.id.startswith("spine"))
+        sw = spines[int(rng.integers(len(spines)))]
+        # a spine that throttles at full bisection: above what a pair round puts through it (one flow per
+        # cable direction, two cables per leaf)
+        leaves = sum(1 for n in fabric.switches() if n.id.startswith("leaf"))
+        return Fault(kind, switch=sw, flows=2 * leaves), sw
+    key = _uplinks(fabric)[int(rng.integers(len(_uplinks(fabric))))]
+    return Fault("slow", port=key.a, factor=0.4), key
+
+
+def names(finding, fabric, part) -> bool:
+    if isinstance(part, str):
+        return finding.kind == "switch" and part in finding.node_ids
+    if finding.kind == "switch" or not finding.endpoints or len(finding.node_ids) < 2:
+        return False
+    ends = {(finding.node_ids[0], finding.endpoints[0][1]), (finding.node_ids[1], finding.endpoints[1][1])}
+    return ends == {(part.a.node, part.a.port), (part.b.node, part.b.port)}
+
+
+def sweep(fabric, faults, seed: int, groups: bool):
+    sim = Simulator(fabric, faults, seed=seed)
+    obs = Observations()
+    found = measure_and_retest(sim.truth, obs, SimMeasure(sim), Options(), groups=groups, full_load=groups)
+    return found, obs
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", choices=sorted(SIZES), default="full")
+    ap.add_argument("--seeds", type=int, default=10)
+    args = ap.parse_args()
+    sizes = SIZES[args.sizes]
+
+    print("1. group testing: tests and rounds against hosts N and bad hosts d "
+          f"(mean over {args.seeds} seeds; bound d log2(N/d); CRE's published figures where it has them)")
+    print(f"{'N':>5} {'d':>3} {'tests':>7} {'rounds':>7} {'bound':>6} {'tests/bound':>11} {'all found':>9} "
+          f"{'CRE tests':>9} {'CRE rounds':>10}")
+    for leaves, spines, per in sizes:
+        fabric = _fabric(leaves, spines, per)
+        n = len(fabric.host_ports())
+        for d in (0, 1, 2, 4):
+            if d >= n // 4:
+                continue
+            runs = [group_testing(fabric, d, seed) for seed in range(args.seeds)]
+            tests = float(np.mean([r[0] for r in runs]))
+            rounds = float(np.mean([r[1] for r in runs]))
+            bound = d * math.log2(n / d) if d else 0.0
+            ratio = f"{tests / bound:11.2f}" if bound else f"{'-':>11}"
+            cre = CRE.get((n, d))
+            print(f"{n:>5} {d:>3} {tests:7.1f} {rounds:7.1f} {bound:6.1f} {ratio} "
+                  f"{sum(r[2] for r in runs):>4}/{len(runs):<4} {cre[0] if cre else '-':>9} {cre[1] if cre else '-':>10}")
+
+    print("\n2. load-only faults through the sweep's loop (pairs, re-test, full-load round, group isolation): localization")
+    print(f"{'fabric':>22} {'fault':>16} {'recall':>7} {'precision':>9} {'confidence':>10} {'tests':>6} "
+          f"{'rounds':>6} {'s/sweep':>8}")
+    seen: dict[str, list[tuple[bool, bool]]] = defaultdict(list)
+    for leaves, spines, per in sizes[:3]:
+        fabric = _fabric(leaves, spines, per)
+        label = f"{leaves} leaves x {per} hosts"
+        for kind in ("load_collapse", "incast_pfc", "switch_collapse", "healthy"):
+            hit = named = total = 0
+            confs, tests, rounds, secs = [], [], [], []
+            for seed in range(args.seeds):
+                rng = np.random.default_rng(1000 + seed)
+                faults, part = ([], None) if kind == "healthy" else (lambda fp: ([fp[0]], fp[1]))(
+                    load_fault(kind, fabric, rng))
+                t0 = time.perf_counter()
+                found, obs = sweep(fabric, faults, seed, groups=True)
+                secs.append(time.perf_counter() - t0)
+                total += len(found.findings)
+                tests.append(found.planned_tests + len(obs.groups))  # pair tests and group tests
+                rounds.append(found.rounds)
+                if part is not None:
+                    good = [f for f in found.findings if names(f, fabric, part)]
+                    hit += bool(good)
+                    named += len(good)
+                    confs += [f.confidence for f in good]
+                    pairs_only, _ = sweep(fabric, faults, seed, groups=False)
+                    seen[kind].append((any(names(f, fabric, part) for f in pairs_only.findings), bool(good)))
+            recall = f"{hit / args.seeds:7.2f}" if kind != "healthy" else f"{'-':>7}"
+            precision = f"{named / total:9.2f}" if total else f"{'-':>9}"
+            conf = f"{np.mean(confs):10.2f}" if confs else f"{'-':>10}"
+            extra = f"  false positives: {total}" if kind == "healthy" else ""
+            print(f"{label:>22} {kind:>16} {recall} {precision} {conf} {np.mean(tests):6.1f} {np.mean(rounds):6.1f} "
+                  f"{np.mean(secs):8.2f}{extra}")
+
+    print("\n3. which faults pair rounds miss and group rounds find (share of seeds the injected part was named)")
+    rng = np.random.default_rng(7)
+    fabric = _fabric(*sizes[0])
+    for seed in range(args.seeds):
+        fault, part = load_fault("slow", fabric, rng)
+        pairs_only, _ = sweep(fabric, [fault], seed, groups=False)
+        found, _ = sweep(fabric, [fault], seed, groups=True)
+        seen["slow (not load-only)"].append((any(names(f, fabric, part) for f in pairs_only.findings),
+                                             any(names(f, fabric, part) for f in found.findings)))
+    print(f"{'fault':>22} {'pair rounds':>12} {'with groups':>12}")
+    for kind, rows in seen.items():
+        print(f"{kind:>22} {np.mean([r[0] for r in rows]):12.2f} {np.mean([r[1] for r in rows]):12.2f}")
+
+
+if __name__ == "__main__":
+    main()

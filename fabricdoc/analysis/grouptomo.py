@@ -1,0 +1,181 @@
+"""Group tomography: name the cable direction or switch behind failing group tests, from their routed paths.
+
+Every test (group collectives and pair tests alike) puts some number of
+concurrent flows on each cable direction and through each switch it crosses,
+together with the other tests of its round (they run at once).
+A load-only fault keeps its rate up to some load and collapses above it, so a
+part can explain a failing group test when the test loaded it with more flows
+than any passing test ever did. The fewest such parts that explain every
+failing group test are named (greedy set cover; a cable before a switch when
+both explain the same tests); parts that explain exactly the same tests are
+named as equally likely. A group test that could not run is no evidence; a
+failing group already crossing a cable other evidence blamed needs no new part. The fault
+is ``load_collapse`` only when a test crossed the part at a lower load and passed; when
+none did (a job's communicators alone, say) it is ``degraded_bandwidth``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Hashable
+from dataclasses import dataclass
+
+from fabricdoc.analysis.blame import Blame
+from fabricdoc.errors import TopologyError
+from fabricdoc.model.evidence import GroupLoadEvidence, GroupSample
+from fabricdoc.model.findings import Finding
+from fabricdoc.model.groups import channel_load, group_flows
+from fabricdoc.model.paths import Channel, directed, is_bidirectional
+from fabricdoc.model.records import GroupResult, LinkKey, Observations
+from fabricdoc.model.severity import Severity
+from fabricdoc.model.topology import Fabric
+
+LOAD_FAULT = "load_collapse"  # fine at a lower load (a passing test crossed it), collapsed above
+SLOW_FAULT = "degraded_bandwidth"  # no passing test ever crossed it
+
+
+@dataclass
+class _Test:
+    load: Counter[Hashable]  # ("chan", Channel) or ("switch", node id) -> concurrent flows
+    failed: bool
+    group: GroupResult | None
+
+
+def _switch_load(fabric: Fabric, flows: list[list[Channel]]) -> Counter[Hashable]:
+    out: Counter[Hashable] = Counter()
+    for hops in flows:
+        for key, d in hops[1:]:  # every node a flow enters after leaving its source
+            node = (key.a if d == 0 else key.b).node
+            if fabric.nodes[node].kind == "switch":
+                out[("switch", node)] += 1
+    return out
+
+
+def _tests(fabric: Fabric, obs: Observations, slow_ratio: float) -> list[_Test]:
+    """Every usable test with the load on each part it crosses: the whole round's, since a round's tests
+    run at once (two groups through one spine load it together)."""
+    out = _own_tests(fabric, obs, slow_ratio)
+    rounds: dict[tuple[bool, int], Counter[Hashable]] = {}
+    for t, r in out:
+        rounds.setdefault((t.group is None, r), Counter()).update(t.load)
+    return [_Test(Counter({e: rounds[(t.group is None, r)][e] for e in t.load}), t.failed, t.group) for t, r in out]
+
+
+def _own_tests(fabric: Fabric, obs: Observations, slow_ratio: float) -> list[tuple[_Test, int]]:
+    out = []
+    for p in obs.pairs:
+        if p.status not in ("ok", "hung"):
+            continue
+        try:
+            flows = [directed(fabric.path(p.src, p.dst), p.src)]
+            if is_bidirectional(p.test):
+                flows.append(directed(fabric.path(p.dst, p.src), p.dst))
+        except TopologyError:
+            continue
+        load: Counter[Hashable] = Counter({("chan", c): n for c, n in channel_load(flows).items()})
+        load.update(_switch_load(fabric, flows))
+        slow = p.status == "hung" or (p.ratio is not None and p.ratio < slow_ratio)
+        out.append((_Test(load, slow, None), p.round))
+    for g in obs.groups:
+        if g.status not in ("ok", "hung"):
+            continue
+        try:
+            flows = group_flows(fabric, g.members, g.test)
+        except TopologyError:
+            continue
+        load = Counter({("chan", c): n for c, n in channel_load(flows).items()})
+        load.update(_switch_load(fabric, flows))
+        slow = g.status == "hung" or (g.ratio is not None and g.ratio < slow_ratio)
+        out.append((_Test(load, slow, g), g.round))
+    return out
+
+
+def from_groups(fabric: Fabric, obs: Observations, slow_ratio: float,
+                blame: dict[LinkKey, Blame]) -> list[Finding]:
+    """Blame the parts that explain the failing group tests (cables into ``blame``); return switch findings."""
+    if not any(g.status in ("ok", "hung") for g in obs.groups):
+        return []
+    tests = _tests(fabric, obs, slow_ratio)
+    blamed = {k for k, b in blame.items() if b.faults}
+    failing = [i for i, t in enumerate(tests) if t.failed and t.group is not None
+               and not any(e[0] == "chan" and e[1][0] in blamed for e in t.load)]
+    if not failing:
+        return []
+    passing: Counter[Hashable] = Counter()
+    for t in tests:
+        if not t.failed:
+            for e, n in t.load.items():
+                passing[e] = max(passing[e], n)
+    covers: dict[Hashable, set[int]] = {}
+    for i in failing:
+        for e, n in tests[i].load.items():
+            if n > passing.get(e, 0):
+                covers.setdefault(e, set()).add(i)
+    chosen: list[Hashable] = []
+    left = set(failing)
+    while left:
+        best = max(covers, key=lambda e: (len(covers[e] & left), e[0] == "chan", -passing.get(e, 0), str(e)),
+                   default=None)
+        if best is None or not covers[best] & left:
+            break
+        chosen.append(best)
+        left -= covers[best]
+    switches = []
+    for e in chosen:
+        # Equally likely parts: other cables or switches explaining the same tests (a cable's
+        # other direction is the same part).
+        twins = sorted({_part(o): o for o, c in covers.items() if c == covers[e] and _part(o) != _part(e)}.values(),
+                       key=str)
+        confidence = round(min(0.99, (1.0 / (1 + len(twins))) * (1 - 0.5 ** len(covers[e]))), 3)
+        either_way = e[0] == "chan" and covers.get(("chan", (e[1][0], 1 - e[1][1]))) == covers[e]  # type: ignore[index]
+        ev = _evidence(fabric, e, tests, covers[e], passing.get(e, 0), twins, either_way)
+        severity = "error" if ev.worst_ratio < 0.7 else "warning"
+        # Load-only only when some test crossed it at a lower load and passed; a part that no passing
+        # test crossed was slow under every load seen, which says nothing about load.
+        fault = LOAD_FAULT if ev.passing_flows > 0 else SLOW_FAULT
+        if e[0] == "chan":  # type: ignore[index]
+            key = e[1][0]  # type: ignore[index]
+            blame[key].add(fault, severity, confidence, ev)
+        else:
+            sw = e[1]  # type: ignore[index]
+            sev = Severity(severity) if confidence >= 0.5 else Severity.WARNING
+            switches.append(Finding("", "switch", fabric.label(sw), fault, sev, confidence, [ev],
+                                    None, [sw]))
+    return switches
+
+
+def _part(e: Hashable) -> Hashable:
+    return e[1][0] if e[0] == "chan" else e  # type: ignore[index]
+
+
+def _name(fabric: Fabric, e: Hashable) -> str:
+    kind, what = e  # type: ignore[misc]
+    if kind == "switch":
+        return f"switch {fabric.label(what)}"
+    key, d = what
+    src, dst = (key.a, key.b) if d == 0 else (key.b, key.a)
+    return f"{fabric.label(src.node)}[{src.port}] -> {fabric.label(dst.node)}[{dst.port}]"
+
+
+def _evidence(fabric: Fabric, e: Hashable, tests: list[_Test], covers: set[int], passing: int,
+              twins: list[Hashable], either_way: bool) -> GroupLoadEvidence:
+    """``either_way``: the cable's other direction explains the same tests (no direction is claimed)."""
+    through = [t for t in tests if t.load.get(e, 0)]
+    ratios = [tests[i].group.ratio for i in covers if tests[i].group is not None and tests[i].group.ratio is not None]
+    samples = tuple(GroupSample(g.label, g.test, len(g.members), g.status,
+                                None if g.ratio is None else round(g.ratio, 4), tests[i].load[e])
+                    for i in sorted(covers)[:12] for g in [tests[i].group] if g is not None)
+    toward = None
+    if e[0] == "chan":  # type: ignore[index]
+        key, d = e[1]  # type: ignore[index]
+        end = key.b if d == 0 else key.a
+        if not either_way:
+            toward = (fabric.label(end.node), end.port)
+    return GroupLoadEvidence(
+        tests=sum(1 for t in through if t.group is not None), failing=len(covers),
+        failing_flows=min(tests[i].load[e] for i in covers), passing_flows=passing,
+        worst_ratio=round(min(ratios), 4) if ratios else 0.0, toward=toward,
+        pair_tests=sum(1 for t in through if t.group is None),
+        pair_slow=sum(1 for t in through if t.group is None and t.failed),
+        equivalent_suspects=1 + len(twins), alternatives=tuple(_name(fabric, o) for o in twins[:8]),
+        failing_groups=samples)

@@ -1,0 +1,169 @@
+"""Group tests chosen from the topology, and the busbw each should reach on today's routes.
+
+Pair rounds keep tests off each other's cables, so they never load a cable
+direction with more than one flow; a fault that only shows when many flows
+meet (a buffer that collapses under incast, a link that falls apart at full
+load, a switch that throttles at full bisection) passes them. Group tests load
+the fabric on purpose: every leaf's hosts at once (loading the host cables),
+pairs of leaves (loading the uplinks and spines between them), and optionally
+every host at once (a full-load round). Ranks follow the sorted port order (a
+job's ring: :func:`fabricdoc.impact.collectives.job_ring` sorts hosts the same way).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from fabricdoc.errors import TopologyError
+from fabricdoc.model.flows import maxmin
+from fabricdoc.model.groups import busbw_from_rates, fan, group_flows
+from fabricdoc.model.paths import Channel
+from fabricdoc.model.records import PortRef
+from fabricdoc.model.topology import Fabric
+
+# An alltoall over n ranks is n(n-1) flows: larger groups are cut into chunks of this many ports.
+MAX_ALLTOALL = 64
+# The full-load alltoall (every host at once) runs only up to this many ports.
+MAX_FULL_ALLTOALL = 512
+
+
+@dataclass(frozen=True)
+class GroupTest:
+    """One planned group collective: ``members`` (rank order), ``test``, why it runs and its name."""
+
+    __test__ = False  # not a pytest class
+
+    members: tuple[PortRef, ...]
+    test: str = "alltoall"
+    phase: str = "screen"
+    label: str = ""
+
+    @property
+    def nodes(self) -> set[str]:
+        return {p.node for p in self.members}
+
+
+def leaf_of(fabric: Fabric, port: PortRef) -> str:
+    """The switch a host port is cabled to (its leaf); the port's own node when it has none."""
+    peer = fabric.peer(port)
+    return peer.node if peer is not None else port.node
+
+
+def by_leaf(fabric: Fabric, ports: Iterable[PortRef]) -> dict[str, list[PortRef]]:
+    """Host ports grouped by leaf switch, each group in rank (sorted) order."""
+    out: dict[str, list[PortRef]] = defaultdict(list)
+    for p in sorted(ports):
+        out[leaf_of(fabric, p)].append(p)
+    return dict(sorted(out.items()))
+
+
+def _chunks(ports: list[PortRef], size: int) -> list[list[PortRef]]:
+    if len(ports) <= size:
+        return [ports]
+    n = -(-len(ports) // size)
+    step = -(-len(ports) // n)
+    return [ports[i:i + step] for i in range(0, len(ports), step)]
+
+
+def screen_rounds(fabric: Fabric, ports: Sequence[PortRef], test: str = "alltoall",
+                  max_size: int = MAX_ALLTOALL) -> list[list[GroupTest]]:
+    """The screening rounds: every leaf's hosts at once, then pairs of leaves (their uplinks and spines).
+
+    Groups of one round share no host; leaf groups share no cable either. A leaf with
+    one host is screened with its neighbour leaf only. ``test="fan"``: leaf groups run an
+    alltoall, then each leaf in turn receives from every other host at once, one way (an
+    incast into the leaf: what a collective's fan-in does to a switch buffer), one round a leaf.
+    """
+    leaves = by_leaf(fabric, ports)
+    if test == "fan":
+        rounds = screen_rounds(fabric, ports, "alltoall", max_size)[:1]
+        for leaf, members in leaves.items():
+            others = [p for p in sorted(ports) if p not in members][: max(1, max_size - len(members))]
+            if others and members:
+                rounds.append([GroupTest((*others, *members), fan(len(others)), "screen",
+                                         f"incast into leaf {fabric.label(leaf)}")])
+        return rounds
+    size = max_size if test == "alltoall" else max(max_size, len(ports))
+    first = []
+    for leaf, members in leaves.items():
+        parts = _chunks(members, size)
+        for i, chunk in enumerate(parts):
+            if len(chunk) >= 2:
+                suffix = f" part {i + 1}" if len(parts) > 1 else ""
+                first.append(GroupTest(tuple(chunk), test, "screen", f"leaf {fabric.label(leaf)}{suffix}"))
+    names = list(leaves)
+    second = []
+    for i in range(0, len(names) - 1, 2):
+        a, b = names[i], names[i + 1]
+        if i + 3 == len(names):  # an odd leaf out joins the last pair
+            c = names[i + 2]
+            members = leaves[a] + leaves[b] + leaves[c]
+            label = f"leaves {fabric.label(a)}+{fabric.label(b)}+{fabric.label(c)}"
+        else:
+            members = leaves[a] + leaves[b]
+            label = f"leaves {fabric.label(a)}+{fabric.label(b)}"
+        half = max(1, size // 2)
+        if len(members) > size:  # as many of each leaf as fit, so the uplinks still carry many flows
+            members = leaves[a][:half] + leaves[b][:half]
+        second.append(GroupTest(tuple(sorted(members)), test, "screen", label))
+    return [r for r in (first, second) if r]
+
+
+def full_load_rounds(ports: Sequence[PortRef]) -> list[list[GroupTest]]:
+    """Every host at once: a job-sized ring all_reduce, then an alltoall where it is not too large."""
+    members = tuple(sorted(ports))
+    if len(members) < 2:
+        return []
+    out = [[GroupTest(members, "all_reduce", "full_load", "all hosts (all_reduce)")]]
+    if len(members) <= MAX_FULL_ALLTOALL:
+        out.append([GroupTest(members, "alltoall", "full_load", "all hosts (alltoall)")])
+    return out
+
+
+def split(fabric: Fabric, test: GroupTest) -> tuple[tuple[PortRef, ...], tuple[PortRef, ...]]:
+    """Two halves of a group along the topology: members ordered by leaf, cut in the middle
+    (so a two-leaf group splits into its leaves)."""
+    ordered = sorted(test.members, key=lambda p: (leaf_of(fabric, p), p))
+    leaves = by_leaf(fabric, ordered)
+    if len(leaves) == 2:
+        a, b = leaves.values()
+        return tuple(sorted(a)), tuple(sorted(b))
+    mid = len(ordered) // 2
+    return tuple(sorted(ordered[:mid])), tuple(sorted(ordered[mid:]))
+
+
+def expected_round(fabric: Fabric, tests: Sequence[GroupTest]) -> list[float | None]:
+    """What each group of one round should reach together: max-min fair rates of all their flows over
+    ``fabric``'s capacities on today's routes, as nccl-tests busbw (None where a member has no route)."""
+    flows: list[list[Channel]] = []
+    spans: list[tuple[int, int] | None] = []
+    for t in tests:
+        try:
+            mine = group_flows(fabric, t.members, t.test)
+        except TopologyError:
+            spans.append(None)
+            continue
+        if any(fabric.links[k].state == "down" for hops in mine for k, _ in hops):
+            spans.append(None)
+            continue
+        spans.append((len(flows), len(flows) + len(mine)))
+        flows.extend(mine)
+    rates = maxmin(flows, lambda k: fabric.links[k].capacity_gbps)
+    return [None if s is None else busbw_from_rates(t.test, len(t.members), rates[s[0]:s[1]])
+            for t, s in zip(tests, spans, strict=True)]
+
+
+def pack(tests: Iterable[GroupTest]) -> list[list[GroupTest]]:
+    """Tests into rounds where no host is in two tests (first fit, order kept)."""
+    rounds: list[tuple[set[str], list[GroupTest]]] = []
+    for t in tests:
+        for used, members in rounds:
+            if not used & t.nodes:
+                used |= t.nodes
+                members.append(t)
+                break
+        else:
+            rounds.append((set(t.nodes), [t]))
+    return [members for _, members in rounds]

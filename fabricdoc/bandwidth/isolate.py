@@ -1,0 +1,394 @@
+"""Adaptive fault isolation with group tests: screen, split what fails, confirm, probe across the boundary.
+
+Screening rounds (:func:`fabricdoc.bandwidth.groups.screen_rounds`) run whole
+groups at once. A failing group is split along the topology into halves that
+run in the next round; a failing half is chased on its own, down to a host
+tested against a known-good host (one from a group that passed). When both
+halves pass but the whole failed, the fault only shows under the whole group's
+load (a cable, a spine or a switch buffer that collapses when many flows meet):
+half of the suspect hosts at a time are kept and the group filled back to its
+size with known-good hosts (the same load on the kept hosts' cables and
+uplinks), or, with no known-good hosts outside the group, halves of each side
+are tried across the boundary; then the cable directions the last failing group
+overloaded are bisected with one-way ``fan`` probes carrying the flows that
+crossed them, and the last one probed with its senders split and its load moved
+to other hosts. Localization (:mod:`fabricdoc.analysis.grouptomo`) names the
+part from all the groups' routed paths and the pair tests together.
+
+All failing groups are chased at once: every round runs the next step of each,
+as long as no host is in two tests of the round. A failing group holding a
+smaller failing group, or crossing a cable other evidence already blamed, is
+not chased.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Collection, Generator, Sequence
+from dataclasses import dataclass, field
+
+from fabricdoc.bandwidth.groups import GroupTest, expected_round, split
+from fabricdoc.errors import TopologyError
+from fabricdoc.model.groups import channel_load, fan, group_edges, group_flows
+from fabricdoc.model.paths import Channel, directed
+from fabricdoc.model.records import GroupResult, LinkKey, PortRef
+from fabricdoc.model.topology import Fabric
+
+# runner(round number, tests, expected busbw of each) -> one GroupResult per test, in order.
+GroupRoundRunner = Callable[[int, list[GroupTest], list[float | None]], list[GroupResult]]
+Expect = Callable[[Fabric, Sequence[GroupTest]], list[float | None]]
+# A step of one chase: the tests it wants run next; it is sent their results.
+_Chase = Generator[list[GroupTest], list[GroupResult], list[GroupTest]]
+
+
+@dataclass
+class Isolation:
+    """What an isolation ran: every group result, how many rounds and tests."""
+
+    results: list[GroupResult] = field(default_factory=list)
+    rounds: int = 0
+    tests: int = 0
+    slow_ratio: float = 0.8
+
+    @property
+    def failing(self) -> list[GroupResult]:
+        """The group tests that failed (hung or slow)."""
+        return [g for g in self.results if failed(g, self.slow_ratio)]
+
+
+def failed(result: GroupResult, slow_ratio: float) -> bool:
+    """A group test failed: it hung, or reached less than ``slow_ratio`` of its expected busbw.
+    A test that could not run (``error``) is no evidence either way."""
+    return result.status == "hung" or (result.status == "ok" and result.ratio is not None
+                                        and result.ratio < slow_ratio)
+
+
+class _State:
+    def __init__(self, fabric: Fabric, slow_ratio: float) -> None:
+        self.fabric = fabric
+        self.slow_ratio = slow_ratio
+        self.good: set[PortRef] = set()
+        self.passing_load: Counter[Channel] = Counter()  # most flows a passing test put on each direction
+
+    def saw(self, test: GroupTest, result: GroupResult) -> None:
+        if result.status != "ok" or failed(result, self.slow_ratio):
+            return
+        self.good.update(test.members)
+        try:
+            load = channel_load(group_flows(self.fabric, test.members, test.test))
+        except TopologyError:
+            return
+        for chan, n in load.items():
+            if n > self.passing_load[chan]:
+                self.passing_load[chan] = n
+
+
+def isolate(
+    fabric: Fabric,
+    runner: GroupRoundRunner,
+    screens: Sequence[Sequence[GroupTest]],
+    *,
+    slow_ratio: float = 0.8,
+    first_round: int = 0,
+    expect: Expect = expected_round,
+    max_rounds: int = 32,
+    probes: int = 8,
+    chase: bool = True,
+    explained: Collection[LinkKey] = (),
+) -> Isolation:
+    """Run ``screens`` and chase every failing group until each is isolated (or ``max_rounds`` pass);
+    ``chase=False`` runs the screens only. A failing group whose routes cross an ``explained`` cable
+    (one other evidence already blamed) is not chased: that cable explains it."""
+    state = _State(fabric, slow_ratio)
+    out = Isolation(slow_ratio=slow_ratio)
+
+    def run(tests: list[GroupTest]) -> list[GroupResult]:
+        results = runner(first_round + out.rounds, tests, expect(fabric, tests))
+        out.rounds += 1
+        out.tests += len(tests)
+        out.results.extend(results)
+        for t, r in zip(tests, results, strict=True):
+            state.saw(t, r)
+        return results
+
+    failing: list[GroupTest] = []
+    for screen in screens:
+        if screen:
+            results = run(list(screen))
+            failing += [t for t, r in zip(screen, results, strict=True) if failed(r, slow_ratio)]
+    chases: list[_Chase] = []
+    wants: dict[int, list[GroupTest]] = {}
+
+    def start(tests: list[GroupTest]) -> None:
+        for t in tests:
+            chase = _chase(t, state, probes)
+            try:
+                wants[id(chase)] = next(chase)
+                chases.append(chase)
+            except StopIteration as stop:
+                start(stop.value or [])
+
+    if chase:
+        # A failing group holding a smaller failing group is left to that one's chase (its failure most
+        # likely is that one's); one crossing a cable other evidence blamed is explained already.
+        minimal = [t for t in failing if not any(o is not t and o.nodes < t.nodes for o in failing)]
+        start([t for t in minimal if not _crosses(fabric, t, set(explained))])
+    while chases and out.rounds < max_rounds:
+        used: set[str] = set()
+        batch: list[tuple[_Chase, list[GroupTest]]] = []
+        for chase in chases:
+            step = wants[id(chase)]
+            nodes = {n for t in step for n in t.nodes}
+            if not nodes & used:
+                used |= nodes
+                batch.append((chase, step))
+        results = run([t for _, step in batch for t in step])
+        at = 0
+        for chase, step in batch:
+            mine, at = results[at:at + len(step)], at + len(step)
+            try:
+                wants[id(chase)] = chase.send(mine)
+            except StopIteration as stop:
+                chases.remove(chase)
+                del wants[id(chase)]
+                start(stop.value or [])
+    return out
+
+
+def _crosses(fabric: Fabric, test: GroupTest, links: set[LinkKey]) -> bool:
+    if not links:
+        return False
+    try:
+        return any(k in links for hops in group_flows(fabric, test.members, test.test) for k, _ in hops)
+    except TopologyError:
+        return False
+
+
+def _chase(test: GroupTest, state: _State, probes: int) -> _Chase:
+    """Isolate one failing group: split it, recurse into failing halves (returned), or probe the
+    boundary when both halves pass."""
+    fabric, slow = state.fabric, state.slow_ratio
+    if len(test.members) <= 2:
+        confirms = _confirm(test, state)
+        if confirms:
+            yield confirms
+        return []
+    a, b = split(fabric, test)
+    halves = [_half(h, i, test, state) for i, h in enumerate((a, b), 1)]
+    halves = [h for h in halves if h is not None]
+    results = yield halves
+    bad = [h for h, r in zip(halves, results, strict=True) if failed(r, slow)]
+    if bad:
+        return [h for h in bad if len(h.members) > 2 or h.phase != "confirm"]
+    # Both halves pass and the whole fails: only the whole group's load shows the fault.
+    last = yield from _substitute(test, state)
+    if last is None:
+        last = yield from _cross_halves(test, state, a, b)
+    yield from _bisect_channels(last or test, state, probes)
+    return []
+
+
+def _cross_halves(test: GroupTest, state: _State, a: tuple[PortRef, ...],
+                  b: tuple[PortRef, ...]) -> Generator[list[GroupTest], list[GroupResult], GroupTest | None]:
+    """Halves of each side across the boundary (A1+B1 with A2+B2, then A1+B2 with A2+B1), for a group with
+    no known-good hosts outside it; returns the first failing one."""
+    if len(a) < 2 or len(b) < 2:
+        return None
+    a1, a2 = split(state.fabric, GroupTest(a, test.test))
+    b1, b2 = split(state.fabric, GroupTest(b, test.test))
+    for pairs in (((a1, b1), (a2, b2)), ((a1, b2), (a2, b1))):
+        probes = [GroupTest(tuple(sorted((*x, *y))), test.test, "cross", f"across {test.label} ({len(x)}+{len(y)})")
+                  for x, y in pairs if len(x) + len(y) >= 2]
+        results = yield probes
+        for probe, r in zip(probes, results, strict=True):
+            if failed(r, state.slow_ratio):
+                return probe
+    return None
+
+
+def _substitute(test: GroupTest, state: _State) -> Generator[list[GroupTest], list[GroupResult], GroupTest | None]:
+    """Keep half of the suspect hosts and fill the group back to its size with known-good hosts (the same
+    load on the kept hosts' cables and on the uplinks their flows take); follow the half that fails, else
+    the other half. Returns the last failing probe."""
+    fabric, slow = state.fabric, state.slow_ratio
+    n = len(test.members)
+    suspects = tuple(sorted(test.members))
+    last = None
+    while len(suspects) > 1:
+        first, second = split(fabric, GroupTest(suspects, test.test))
+        if len(first) > len(second):
+            first, second = second, first
+        probe = _with_good(test, state, first, n)
+        if probe is None:
+            break
+        results = yield [probe]
+        if failed(results[0], slow):
+            suspects, last = first, probe
+            continue
+        probe = _with_good(test, state, second, n)
+        if probe is None:
+            break
+        results = yield [probe]
+        if not failed(results[0], slow):
+            break  # neither half fails with good company: the fault needs both halves' flows
+        suspects, last = second, probe
+    return last
+
+
+def _with_good(test: GroupTest, state: _State, keep: tuple[PortRef, ...], size: int) -> GroupTest | None:
+    good = [g for g in sorted(state.good) if g not in set(test.members)]
+    if len(good) < size - len(keep) or len(keep) + len(good) < 2:
+        return None
+    members = tuple(sorted({*keep, *good[: size - len(keep)]}))
+    who = ", ".join(str(p) for p in keep[:3]) + (f" and {len(keep) - 3} more" if len(keep) > 3 else "")
+    return GroupTest(members, test.test, "confirm", f"{who} of {test.label} with known-good hosts")
+
+
+def _bisect_channels(test: GroupTest, state: _State, limit: int) -> Generator[list[GroupTest], list[GroupResult], None]:
+    """Bisect the cable directions ``test`` overloaded with one-way probes: a ``fan`` from the ranks whose
+    flows crossed one half of them to the ranks they sent to (the same load there, nothing flowing back);
+    the failing half is bisected again, down to one direction, which is then probed with its senders
+    split (telling it from their own cables) and with its load moved to other known-good hosts (telling
+    it from the cables its flows crossed next)."""
+    candidates = _overloaded(test, state, limit)
+    ran: set[tuple[str, tuple[PortRef, ...]]] = set()
+
+    def fresh(probe: GroupTest | None) -> bool:
+        if probe is None or (probe.test, probe.members) in ran:
+            return False
+        ran.add((probe.test, probe.members))
+        return True
+
+    while len(candidates) > 1:
+        first = _one_way(candidates[: len(candidates) // 2])
+        second = [c for c in candidates if c not in first]
+        probe = _fan(test, state, [e for _, edges in first for e in edges], _name(state.fabric, first[0][0])
+                     + (f" and {len(first) - 1} more" if len(first) > 1 else ""))
+        if not fresh(probe):
+            break
+        results = yield [probe]  # type: ignore[list-item]
+        candidates = first if failed(results[0], state.slow_ratio) else second
+    if len(candidates) != 1:
+        return
+    chan, edges = candidates[0]
+    name = _name(state.fabric, chan)
+    senders = sorted({a for a, _ in edges})
+    probes = [_fan(test, state, edges, name)]
+    if len(senders) > 1:
+        half = len(senders) // 2
+        for part in (senders[:half], senders[half:]):
+            probes.append(_fan(test, state, [e for e in edges if e[0] in part], f"{name}, senders split"))
+    for side in ("senders", "receivers"):
+        moved = _moved(chan, edges, state, side)
+        if moved is not None:
+            probes.append(_fan(test, state, moved, f"{name}, moved to other {side}"))
+    for probe in probes:
+        if fresh(probe):
+            yield [probe]  # type: ignore[list-item]
+
+
+def _one_way(cands: list[tuple[Channel, list[tuple[PortRef, PortRef]]]]) -> list[tuple[Channel, list[tuple[PortRef, PortRef]]]]:
+    """The candidates (in order) whose flows can run together one way: no sender of one is a receiver of another."""
+    senders: set[PortRef] = set()
+    receivers: set[PortRef] = set()
+    out = []
+    for chan, edges in cands:
+        s, r = {a for a, _ in edges}, {b for _, b in edges}
+        if s & (receivers | r) or r & senders:
+            continue
+        senders |= s
+        receivers |= r
+        out.append((chan, edges))
+    return out
+
+
+def _fan(test: GroupTest, state: _State, edges: list[tuple[PortRef, PortRef]], what: str) -> GroupTest | None:
+    """A one-way probe from the senders of ``edges`` to their receivers (every sender to every receiver)."""
+    senders = sorted({a for a, _ in edges})
+    receivers = sorted({b for _, b in edges} - set(senders))
+    if not senders or not receivers:
+        return None
+    return GroupTest((*senders, *receivers), fan(len(senders)), "cross", f"one-way load of {what}, from {test.label}")
+
+
+def _half(members: tuple[PortRef, ...], i: int, parent: GroupTest, state: _State) -> GroupTest | None:
+    label = f"half {i} of {parent.label}"
+    if len(members) >= 2:
+        return GroupTest(members, parent.test, "split", label)
+    good = sorted(state.good - set(parent.members))
+    if not good:
+        return None  # one host and nobody known good to test it against
+    return GroupTest(tuple(sorted((members[0], good[0]))), parent.test, "confirm",
+                     f"{members[0]} with known-good {good[0]}")
+
+
+def _confirm(test: GroupTest, state: _State) -> list[GroupTest]:
+    """Each member of a failing pair against its own known-good host."""
+    good = [g for g in sorted(state.good) if g.node not in test.nodes]
+    out = []
+    for m, g in zip(test.members, good, strict=False):
+        out.append(GroupTest(tuple(sorted((m, g))), test.test, "confirm", f"{m} with known-good {g}"))
+    return out
+
+
+def _overloaded(test: GroupTest, state: _State, limit: int) -> list[tuple[Channel, list[tuple[PortRef, PortRef]]]]:
+    """The cable directions ``test`` loaded beyond what any passing test did, with the flows that crossed
+    each: the ``limit`` most overloaded (relative to what passed), ordered by where they start."""
+    crossing: dict[Channel, list[tuple[PortRef, PortRef]]] = {}
+    for src, dst in group_edges(test.members, test.test):
+        try:
+            hops = directed(state.fabric.path(src, dst), src)
+        except TopologyError:
+            continue
+        for chan in hops:
+            crossing.setdefault(chan, []).append((src, dst))
+    ranked = sorted(((-len(e) / (state.passing_load.get(c, 0) + 1), str(c[0]), c[1], c) for c, e in crossing.items()
+                     if len(e) > state.passing_load.get(c, 0)))[:limit]
+    chans = sorted((c for *_, c in ranked), key=lambda c: (_sender(c), str(c[0])))
+    return [(c, crossing[c]) for c in chans]
+
+
+def _sender(chan: Channel) -> PortRef:
+    key, d = chan
+    return key.a if d == 0 else key.b
+
+
+def _name(fabric: Fabric, chan: Channel) -> str:
+    key, d = chan
+    src, dst = (key.a, key.b) if d == 0 else (key.b, key.a)
+    return f"{fabric.label(src.node)}[{src.port}] -> {fabric.label(dst.node)}[{dst.port}]"
+
+
+def _moved(chan: Channel, edges: list[tuple[PortRef, PortRef]], state: _State,
+           side: str) -> list[tuple[PortRef, PortRef]] | None:
+    """``chan``'s flows with one ``side`` (senders or receivers) replaced by as many known-good hosts whose
+    flows cross ``chan`` too; None when there are not enough such hosts."""
+    fabric = state.fabric
+    senders = sorted({s for s, _ in edges})
+    receivers = sorted({t for _, t in edges})
+    old = set(senders) | set(receivers)
+    pool = [g for g in sorted(state.good) if g not in old]
+    if side == "senders":
+        want = len(senders)
+
+        def crosses(g: PortRef) -> bool:
+            return all(chan in directed(fabric.path(g, r), g) for r in receivers)
+    else:
+        want = len(receivers)
+
+        def crosses(g: PortRef) -> bool:
+            return all(chan in directed(fabric.path(s, g), s) for s in senders)
+    chosen: list[PortRef] = []
+    for g in pool:
+        if len(chosen) >= want:
+            break
+        try:
+            if crosses(g):
+                chosen.append(g)
+        except TopologyError:
+            continue
+    if len(chosen) < want:
+        return None
+    if side == "senders":
+        return [(g, r) for g in chosen for r in receivers]
+    return [(s, g) for s in senders for g in chosen]

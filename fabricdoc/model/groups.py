@@ -1,0 +1,82 @@
+"""Group collectives as flows: which rank sends to which, and what busbw a set of flow rates gives.
+
+One definition shared by the simulator (what a group test measures), group
+planning (what it should measure on today's routes) and localization (how many
+flows each test put on every cable direction). Ranks are a group's member
+ports in the order given; ``all_reduce`` is NCCL's ring (rank i sends to rank
+i+1), ``alltoall`` has every rank send to every other at once, and ``fan:K``
+(an alltoall with zero-sized chunks except from the first K ranks to the
+others) sends one way only, from K senders to every other rank: a probe that
+loads chosen cable directions and nothing flows back.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from fabricdoc.model.paths import Channel, directed
+from fabricdoc.model.records import PortRef
+from fabricdoc.model.topology import Fabric
+
+GROUP_TESTS = ("all_reduce", "alltoall", "fan:K")
+
+
+def fan(senders: int) -> str:
+    """The name of a one-way test from the first ``senders`` ranks to the rest."""
+    return f"fan:{senders}"
+
+
+def fan_senders(test: str) -> int | None:
+    """K of a ``fan:K`` test; None for any other test."""
+    if not test.startswith("fan:"):
+        return None
+    try:
+        k = int(test[4:])
+    except ValueError:
+        raise ValueError(f"bad group test {test!r} (fan:K with K a number)") from None
+    if k < 1:
+        raise ValueError(f"bad group test {test!r} (fan:K needs K >= 1)")
+    return k
+
+
+def group_edges(members: Sequence[PortRef], test: str) -> list[tuple[PortRef, PortRef]]:
+    """(sender, receiver) of every concurrent flow of one group collective."""
+    n = len(members)
+    if n < 2:
+        return []
+    if test == "all_reduce":
+        return [(members[i], members[(i + 1) % n]) for i in range(n)]
+    if test == "alltoall":
+        return [(a, b) for a in members for b in members if a != b]
+    k = fan_senders(test)
+    if k is not None:
+        return [(a, b) for a in members[:k] for b in members[k:]]
+    raise ValueError(f"unknown group test {test!r} (one of {', '.join(GROUP_TESTS)})")
+
+
+def group_flows(fabric: Fabric, members: Sequence[PortRef], test: str) -> list[list[Channel]]:
+    """Directed channels of every flow of the collective, along ``fabric``'s routes (TopologyError if none)."""
+    return [directed(fabric.path(a, b), a) for a, b in group_edges(members, test)]
+
+
+def channel_load(flows: Sequence[Sequence[Channel]]) -> Counter[Channel]:
+    """How many of ``flows`` cross each directed channel at once."""
+    return Counter(h for hops in flows for h in hops)
+
+
+def busbw_from_rates(test: str, n: int, rates: Sequence[float]) -> float:
+    """nccl-tests busbw of a collective whose flows ran at ``rates`` (Gb/s).
+
+    A ring all_reduce moves at its slowest hop: busbw = min rate. An alltoall
+    finishes with its slowest flow, each rank sending to n-1 peers:
+    busbw = algbw (n-1)/n = (n-1) x min rate. A ``fan:K`` is each sender's
+    egress: (n-K) x min rate.
+    """
+    if not len(rates) or n < 2:
+        return 0.0
+    slowest = float(min(rates))
+    if test == "all_reduce":
+        return slowest
+    k = fan_senders(test)
+    return (n - k if k is not None else n - 1) * slowest

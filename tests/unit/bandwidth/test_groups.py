@@ -1,0 +1,183 @@
+"""Group tests and adaptive isolation on the simulator: load-only faults the pair rounds cannot see are
+found and named from the groups' routed paths; healthy fabrics stay clean."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fabricdoc.analysis.localize import Options
+from fabricdoc.bandwidth.groups import (
+    GroupTest,
+    expected_round,
+    full_load_rounds,
+    screen_rounds,
+    split,
+)
+from fabricdoc.bandwidth.isolate import isolate
+from fabricdoc.bandwidth.journal import Journal, JournalHeader
+from fabricdoc.bandwidth.runner import group_rounds
+from fabricdoc.bandwidth.simulated import SimMeasure
+from fabricdoc.fabric.faults import Fault
+from fabricdoc.fabric.generators import fat_tree_2, fat_tree_3
+from fabricdoc.impact.busbw import ImpactModel
+from fabricdoc.model.evidence import GroupLoadEvidence
+from fabricdoc.model.records import LinkKey, Observations, PortRef
+from fabricdoc.report.report import Report
+from fabricdoc.report.schema import validate_report
+from fabricdoc.sources.sim.simulator import Simulator
+from fabricdoc.sweep import group_expectation, measure_and_retest
+
+
+def _fabric():
+    return fat_tree_2(leaves=4, spines=4, hosts_per_leaf=4)
+
+
+def _sweep(fabric, faults, seed=0, groups=True, full_load=False):
+    sim = Simulator(fabric, faults, seed=seed)
+    obs = Observations()
+    found = measure_and_retest(sim.truth, obs, SimMeasure(sim), Options(), groups=groups, full_load=full_load)
+    return sim, obs, found
+
+
+def _uplink(fabric, leaf: str, spine: str) -> LinkKey:
+    return next(k for k in fabric.links if {k.a.node, k.b.node} == {leaf, spine})
+
+
+def _named(finding, fabric) -> LinkKey:
+    a, b = finding.node_ids
+    return fabric.link_at(PortRef(a, finding.endpoints[0][1])).key
+
+
+def test_pair_rounds_miss_a_load_only_uplink_that_group_rounds_find_and_name():
+    fab = _fabric()
+    bad = _uplink(fab, "leaf02", "spine02")
+    faults = [Fault("load_collapse", port=bad.a, flows=2)]
+    _, _, pairs_only = _sweep(fab, faults, groups=False)
+    assert pairs_only.findings == []  # every pair test ran at full rate
+    _, obs, found = _sweep(fab, faults)
+    assert [f.fault for f in found.findings] == ["load_collapse"]
+    (f,) = found.findings
+    assert _named(f, fab) == bad
+    (ev,) = f.evidence_of(GroupLoadEvidence)
+    assert ev.failing_flows > ev.passing_flows >= 1 and ev.pair_slow == 0
+    assert any(g.phase == "split" for g in obs.groups) and any(g.phase == "confirm" for g in obs.groups)
+
+
+def test_an_incast_pause_storm_on_a_host_port_is_named_with_its_cable():
+    fab = _fabric()
+    host = PortRef("node0006", 1)
+    _, _, pairs_only = _sweep(fab, [Fault("incast_pfc", port=host, flows=2)], groups=False)
+    assert pairs_only.findings == []
+    _, obs, found = _sweep(fab, [Fault("incast_pfc", port=host, flows=2)])
+    (f,) = found.findings
+    assert f.fault == "load_collapse" and _named(f, fab) == fab.link_at(host).key
+    assert f.confidence >= 0.9
+    (ev,) = f.evidence_of(GroupLoadEvidence)
+    # one-way probes told the directions apart: the one into the host collapsed
+    assert ev.toward == ("node0006", 1)
+    assert any(g.test.startswith("fan:") for g in obs.groups)
+
+
+def test_a_switch_whose_buffer_collapses_under_load_is_named_as_the_switch():
+    fab = _fabric()
+    _, _, found = _sweep(fab, [Fault("switch_collapse", switch="spine02", flows=6)])
+    (f,) = found.findings
+    assert (f.kind, f.node_ids, f.fault) == ("switch", ["spine02"], "load_collapse")
+
+
+@pytest.mark.parametrize("make", [lambda: fat_tree_2(leaves=4, spines=2, hosts_per_leaf=4),
+                                  lambda: fat_tree_2(leaves=3, spines=3, hosts_per_leaf=3),
+                                  lambda: fat_tree_3(4)])
+def test_healthy_fabrics_stay_clean_over_many_seeds(make):
+    fab = make()
+    for seed in range(12):
+        sim, obs, found = _sweep(fab, [], seed=seed, full_load=True)
+        assert found.findings == [], (seed, found.findings)
+        assert obs.groups and all(g.ratio > 0.85 for g in obs.groups)
+
+
+def test_faults_the_pairs_already_name_are_not_chased_again_by_groups():
+    fab = _fabric()
+    slow = _uplink(fab, "leaf01", "spine03")
+    _, obs, found = _sweep(fab, [Fault("slow", port=slow.a, factor=0.4)])
+    assert [f.fault for f in found.findings] == ["degraded_bandwidth"]
+    assert not any(g.phase in ("split", "cross", "confirm") for g in obs.groups)
+
+
+def test_screening_groups_are_the_leaves_then_pairs_of_leaves_and_splits_follow_the_topology():
+    fab = _fabric()
+    first, second = screen_rounds(fab, fab.host_ports())
+    assert [t.label for t in first] == ["leaf leaf01", "leaf leaf02", "leaf leaf03", "leaf leaf04"]
+    assert [t.label for t in second] == ["leaves leaf01+leaf02", "leaves leaf03+leaf04"]
+    a, b = split(fab, second[0])
+    assert {p.node for p in a} == {f"node{i:04d}" for i in range(1, 5)}
+    assert {p.node for p in b} == {f"node{i:04d}" for i in range(5, 9)}
+    (ring,), (alltoall,) = full_load_rounds(fab.host_ports())
+    assert (ring.test, alltoall.test, len(ring.members)) == ("all_reduce", "alltoall", 16)
+
+
+def test_the_full_load_ring_is_judged_against_the_impact_models_busbw():
+    fab = _fabric()
+    ports = fab.host_ports()
+    ring = GroupTest(tuple(ports), "all_reduce", "full_load")
+    (flow_model,) = expected_round(fab, [ring])
+    (judged,) = group_expectation(fab, [ring])
+    assert judged == pytest.approx(ImpactModel(fab).busbw())
+    assert flow_model == pytest.approx(judged)  # the flow model and the impact model agree on a ring
+    fab.links[_uplink(fab, "leaf02", "spine01")].lanes = 1  # trained at quarter width: both see it
+    fab._invalidate()
+    (flow_model,) = expected_round(fab, [ring])
+    (judged,) = group_expectation(fab, [ring])
+    assert flow_model == pytest.approx(judged)
+
+
+def test_group_results_are_journaled_and_a_resumed_isolation_replays_them(tmp_path):
+    fab = _fabric()
+    sim = Simulator(fab, [Fault("incast_pfc", port=PortRef("node0006", 1), flows=2)], seed=2)
+    path = tmp_path / "j.jsonl"
+    journal = Journal.start(path, JournalHeader(fab.name, "plan", "id"))
+    first: list = []
+    journaled = group_rounds(round_runner=lambda specs: sim.measure_groups(
+        specs[0].round, [(s.test, s.members) for s in specs], [s.expected_gbps for s in specs]),
+        journal=journal, into=first)
+    done = isolate(sim.truth, journaled, screen_rounds(sim.truth, sim.truth.host_ports()))
+    journal.close()
+    assert done.tests == len(first) > 6
+    again = Journal.resume(path, fab.name, "plan")
+    assert len(again.done_groups) == len(first)
+
+    def never(specs):
+        raise AssertionError(f"re-ran {specs[0].label}")
+
+    replayed: list = []
+    redo = isolate(sim.truth, group_rounds(round_runner=never, journal=again, into=replayed),
+                   screen_rounds(sim.truth, sim.truth.host_ports()))
+    again.close()
+    assert redo.tests == done.tests and replayed == first
+
+
+def test_a_report_with_group_tests_validates_and_reads_back():
+    fab = _fabric()
+    sim, obs, found = _sweep(fab, [Fault("load_collapse", port=_uplink(fab, "leaf02", "spine02").a, flows=2)])
+    report = Report.build(sim.truth, found.findings, obs, rounds=found.rounds)
+    data = report.to_dict()
+    validate_report(data)
+    assert data["tests"]["groups_tested"] == len(obs.groups) and data["tests"]["groups_failing"] >= 1
+    assert {g["phase"] for g in data["groups"]} >= {"screen", "split", "confirm"}
+    back = Report.from_dict(data)
+    assert back.groups == data["groups"]
+    assert back.findings[0].evidence_of(GroupLoadEvidence) == found.findings[0].evidence_of(GroupLoadEvidence)
+
+
+def test_rounds_never_put_one_host_in_two_group_tests():
+    fab = fat_tree_2(leaves=6, spines=3, hosts_per_leaf=4)
+    _, obs, _ = _sweep(fab, [Fault("incast_pfc", port=PortRef("node0010", 1), flows=2),
+                             Fault("load_collapse", port=_uplink(fab, "leaf05", "spine01").a, flows=2)])
+    by_round: dict[int, list] = {}
+    for g in obs.groups:
+        by_round.setdefault(g.round, []).append(g)
+    for groups in by_round.values():
+        nodes = [p.node for g in groups for p in g.members]
+        assert len(nodes) == len(set(nodes))
+    assert np.mean([len(g) for g in by_round.values()]) >= 1
