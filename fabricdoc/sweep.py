@@ -272,11 +272,13 @@ def _partial(cfg: SweepConfig, state: _Progress, options: Options, started: floa
 
 def _impact(fabric: Fabric, findings: list[Finding], report: Report, cfg: SweepConfig,
             rates: dict[str, Any]) -> dict[str, Any] | None:
+    from fabricdoc.impact.calibration import learned_efficiency
     from fabricdoc.impact.section import impact_section
 
     return impact_section(
         fabric, findings, [d.node for d in report.drain], job_hosts=cfg.job_hosts, hours=cfg.hours,
         checkpoint_minutes=cfg.checkpoint_minutes, failure_rates=rates,
+        efficiency=learned_efficiency([{"pairs": report.pairs}], report.slow_ratio, "this sweep"),
     )
 
 

@@ -14,7 +14,12 @@ EPILOG = """The model: NCCL ring and double-binary-tree AllReduce over the fabri
 rail by rail; a ring runs at its slowest hop and links shared by several flows split their
 capacity. busbw follows nccl-tests (algbw x 2(n-1)/n). "now" applies the findings (down parts
 routed around, degraded links at their measured or trained rate); "after drain" also removes
-the report's drain list. Job cost: hosts fail independently; checkpoint interval by Young/Daly.
+the report's drain list. "recommended" is the remedy predicting the most job throughput (hosts x
+busbw): the drain list plus switch-to-switch ports taken out of service (routes recomputed as the
+fabric would: OpenSM minhop over read forwarding tables, else up/down / ECMP) and further drains.
+--isolate / --drain add your own what-if as the first row ("given").
+Expected busbw = each figure x the fabric's efficiency (median measured/expected of healthy tests
+per message size, or --efficiency). Job cost: hosts fail independently; checkpoint interval by Young/Daly.
 
 exit codes:
   0  the table (or JSON) was printed
@@ -43,7 +48,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_history(p, "--history-db")
     p.add_argument("--history-reports", nargs="+", metavar="REPORT", default=None,
                    help="earlier reports of the same fabric: hosts newly drained between them give the failure rate")
-    p.add_argument("--alternatives", type=int, default=3, metavar="K", help="alternative drains to list (default 3)")
+    p.add_argument("--alternatives", type=int, default=3, metavar="K",
+                   help="alternative remedies (drains, ports out of service) to list (default 3)")
+    p.add_argument("--efficiency", metavar="SPEC", default=None,
+                   help="the fabric's efficiency for the expected busbw: one fraction (0.85) or SIZE=FRACTION pairs "
+                   "(1M=0.6,256M=0.9); default: learned from the healthy tests of the report and of --calibrate-from")
+    p.add_argument("--calibrate-from", nargs="+", metavar="REPORT", default=None,
+                   help="earlier reports of the same fabric whose healthy tests (ok, not slow) give the efficiency per message size")
+    p.add_argument("--isolate", action="append", metavar="NODE[PORT]", default=[],
+                   help="what if this cable (named by either end, e.g. 'leaf02[5]') were out of service: "
+                   "routed around, listed as the 'given' what-if (repeatable)")
+    p.add_argument("--drain", action="append", metavar="HOST", default=[],
+                   help="drain this host too (besides the report's drain list) in the 'given' what-if (repeatable)")
+    p.add_argument("--sharp", action="store_true",
+                   help="the fabric does in-network reduction (InfiniBand SHARP / CollNet): add its busbw figures")
     p.add_argument("--write", action="store_true", help="also store the impact section in the report file (atomic)")
     a.add_json(p)
     p.set_defaults(func=run)
@@ -84,6 +102,50 @@ def failure_rates(args: argparse.Namespace, fabric_name: str | None = None) -> d
     return rates
 
 
+def efficiency(args: argparse.Namespace, report: Any) -> Any:
+    """The expected busbw's efficiency: given (--efficiency), else learned from the healthy tests of the
+    report and of --calibrate-from reports; None when there are none."""
+    from fabricdoc.impact.calibration import given_efficiency, learned_efficiency
+    from fabricdoc.report.report import Report
+
+    if args.efficiency is not None:
+        if args.calibrate_from:
+            raise FabricdocError("give --efficiency or --calibrate-from, not both")
+        return given_efficiency(args.efficiency)
+    earlier = [Report.load(p) for p in args.calibrate_from or []]
+    pools = [{"pairs": r.pairs} for r in [report, *earlier]]
+    what = f"this report and {len(earlier)} earlier" if earlier else "this report"
+    return learned_efficiency(pools, report.slow_ratio, what)
+
+
+def given_what_if(fabric: Any, report: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """The what-if the user asked for (--isolate, --drain), on the report's findings, as a ``given`` row."""
+    from fabricdoc.errors import TopologyError
+    from fabricdoc.fabric.fabricfile import parse_port
+    from fabricdoc.impact.busbw import ImpactModel
+    from fabricdoc.impact.reroute import resolve_link
+    from fabricdoc.impact.section import round_entry
+    from fabricdoc.scheduler.hostlists import read_host_list
+
+    model = ImpactModel(fabric, report.findings,
+                        read_host_list(args.job_hosts) if args.job_hosts else None)
+    links = []
+    for text in args.isolate:
+        node, port = parse_port(text, "--isolate")
+        try:
+            links.append(resolve_link(fabric, [node, port]))
+        except TopologyError as e:
+            raise FabricdocError(f"--isolate {text}: {e}") from None
+    unknown = [h for h in args.drain if h not in model.host_ports]
+    if unknown:
+        try:
+            model.resolve_hosts(unknown)
+        except TopologyError as e:
+            raise FabricdocError(f"--drain: {e}") from None
+    drain = sorted({*args.drain, *(d.node for d in report.drain)})
+    return round_entry({"choice": "given", **model.what_if(drain, ("ring",), links)})
+
+
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
@@ -105,7 +167,11 @@ def run(args: argparse.Namespace) -> int:
         checkpoint_minutes=args.checkpoint_minutes,
         failure_rates=failure_rates(args, report.fabric.get("name")),
         alternatives=max(0, args.alternatives),
+        efficiency=efficiency(args, report),
+        sharp=args.sharp,
     )
+    if args.isolate or args.drain:
+        section["what_if"].insert(0, given_what_if(fabric, report, args))
     if args.write:
         report.impact = section
         report.save(path)
@@ -114,6 +180,19 @@ def run(args: argparse.Namespace) -> int:
     else:
         print_section(section, Console())
     return 0
+
+
+def link_text(link: list) -> str:
+    """``a[1] -- b[2]`` for a report's ``[[label, port], [label, port]]`` cable (names escaped)."""
+    from fabricdoc.model.text import escape
+
+    return " -- ".join(f"{escape(str(n))}[{p}]" for n, p in link)
+
+
+def _names(items: list[str], limit: int = 6) -> str:
+    from fabricdoc.model.text import escape
+
+    return ", ".join(escape(n) for n in items[:limit]) + (f" (+{len(items) - limit})" if len(items) > limit else "")
 
 
 def _gbps(x: float | None) -> str:
@@ -142,15 +221,30 @@ def print_section(section: dict[str, Any], console: Any) -> None:
             where += f" ({n} flow{'s' if n != 1 else ''} sharing {_gbps(b.get('capacity_gbps'))})"
         bw.add_row(alg, _gbps(row["nominal"]), _gbps(row["now"]), _gbps(row["after_drain"]), Text(escape(where)))
     console.print(bw)
+    recommended = {alg: row["recommended"] for alg, row in section["by_algorithm"].items() if "recommended" in row}
+    if recommended:
+        console.print(Text("recommended (the first what-if row): " + " / ".join(
+            f"{alg} {_gbps(v)}" for alg, v in recommended.items()) + " Gb/s"))
+    expected = section.get("expected_busbw") or {}
+    for alg, row in (expected.get("by_algorithm") or {}).items():
+        if row.get("expected"):
+            console.print(Text(f"expected {alg} (x{row['efficiency']:.2f}): " + " / ".join(
+                f"{k} {_gbps(v)}" for k, v in row["expected"].items()) + f" Gb/s; assumes {escape(row['assumes'])}"))
+    if expected.get("efficiency_source"):
+        console.print(Text(f"efficiency: {escape(expected['efficiency_source'])}"))
 
-    wi = Table(title="What if we drain ... (ranked by hosts x busbw)")
-    for col in ("choice", "drain", "hosts", "busbw", "vs nominal", "throughput"):
-        wi.add_column(col, justify="left" if col in ("choice", "drain") else "right")
+    wi = Table(title="What if we drain hosts / take ports out of service ... (ranked by hosts x busbw)")
+    for col in ("choice", "drain (and out of service)", "hosts", "busbw", "vs nominal", "throughput"):
+        wi.add_column(col, justify="left" if col in ("choice", "drain (and out of service)") else "right")
     for w in section["what_if"]:
-        names = ", ".join(escape(n) for n in w["drain"][:6]) + (f" (+{len(w['drain']) - 6})" if len(w["drain"]) > 6 else "")
-        wi.add_row(w["choice"], Text(names or "(nothing)"), str(w["hosts"]), _gbps(w["busbw_gbps"]),
-                   f"{w['vs_nominal']:.0%}", f"{w['throughput_fraction']:.0%}")
+        what = _names(w["drain"]) or "(nothing)"
+        if w.get("isolate"):
+            what += "\nout of service: " + _names([link_text(k) for k in w["isolate"]])
+        wi.add_row(w["choice"], Text(what), str(w["hosts"]),
+                   _gbps(w["busbw_gbps"]), f"{w['vs_nominal']:.0%}", f"{w['throughput_fraction']:.0%}")
     console.print(wi)
+    if section.get("routing_engine"):
+        console.print(Text(f"ports out of service are routed around by {escape(section['routing_engine'])}"))
 
     job = section["job"]
     jt = Table(title=f"Job cost: {job['n_hosts']} hosts for {job['hours']:g} h", show_header=False)

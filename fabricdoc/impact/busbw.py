@@ -38,6 +38,11 @@ How findings change capacity ("now"), decided here once:
 - a switch finding other than dead names no single link: no capacity change.
 
 "Nominal" is every link up at ``Link.nominal_gbps`` (what both ends support).
+
+Ports out of service (``what_if(..., isolate_links=...)``): each set of isolated
+cables is a routing state of its own, "now" with those cables down and routes
+recomputed by the fabric's engine (:mod:`fabricdoc.impact.reroute`); the job's
+ring in that state is routed once and drains are then counted incrementally, as in "now".
 """
 
 from __future__ import annotations
@@ -51,6 +56,7 @@ from fabricdoc.errors import FabricdocError, TopologyError
 from fabricdoc.fabric.identity import host_name, host_rails
 from fabricdoc.impact.collectives import dtree_parents, job_ring, ring_edges
 from fabricdoc.impact.effects import link_effects, restated
+from fabricdoc.impact.reroute import ENGINES, engine_of, link_names, rerouted, resolve_link
 from fabricdoc.model.findings import Finding
 from fabricdoc.model.paths import directed
 from fabricdoc.model.records import LinkKey, PortRef
@@ -59,6 +65,7 @@ from fabricdoc.model.topology import Fabric
 Algorithm = Literal["ring", "tree"]
 State = Literal["nominal", "now"]
 ALGORITHMS: tuple[str, ...] = ("ring", "tree")
+_MAX_ISOLATION_STATES = 64
 
 
 class ImpactModel:
@@ -70,11 +77,15 @@ class ImpactModel:
     """
 
     def __init__(self, fabric: Fabric, findings: Iterable[Finding] = (), job_hosts: Iterable[str] | None = None,
-                 *, ring_step: int = 1) -> None:
+                 *, ring_step: int = 1, routing_engine: str | None = None) -> None:
         if ring_step not in (1, -1):
             raise FabricdocError(f"ring_step must be 1 (NCCL) or -1 (gloo), got {ring_step}")
         self.fabric = fabric
         self.ring_step = ring_step
+        self.engine = routing_engine or engine_of(fabric)  # how isolated ports are routed around
+        if self.engine not in ENGINES:
+            raise FabricdocError(f"unknown routing engine {self.engine!r} (one of {', '.join(ENGINES)})")
+        self._isolated: dict[frozenset[LinkKey], str] = {}
         self.findings = list(findings)
         self.keys: list[LinkKey] = list(fabric.links)
         self.index = {k: i for i, k in enumerate(self.keys)}
@@ -98,6 +109,7 @@ class ImpactModel:
             fabric if down_now == {k for k, lk in fabric.links.items() if lk.state == "down"} else restated(fabric, down_now)
         )
         self.routes: dict[str, Fabric] = {"nominal": nominal_routes, "now": now_routes}
+        self._down_now = down_now
         self._flows: dict[str, dict[int, np.ndarray]] = {"nominal": {}, "now": {}}
         if now_routes is nominal_routes:
             self._flows["now"] = self._flows["nominal"]
@@ -111,8 +123,7 @@ class ImpactModel:
         self.job_hosts = self.resolve_hosts(job_hosts) if job_hosts is not None else job_ring(self.host_ports)
         self._job_set = set(self.job_hosts)
         self._nominal_cache: dict[str, float] = {}
-        self._ring_counts: np.ndarray | None = None
-        self._ring_base_flows: list[np.ndarray] = []
+        self._ring_base_of: dict[str, tuple[np.ndarray, list[np.ndarray]]] = {}  # state -> job ring counts, flows
         for state in ("nominal", "now"):
             self._ring_flows(self.job_hosts, state)  # route the job's ring once
 
@@ -265,7 +276,7 @@ class ImpactModel:
         key = self.keys[directed // 2]
         src, dst = (key.a, key.b) if directed % 2 == 0 else (key.b, key.a)
         label = self.fabric.label
-        eff = self.effects.get(key) if state == "now" else None
+        eff = self.effects.get(key) if state != "nominal" else None
         return {
             "link": [[label(key.a.node), key.a.port], [label(key.b.node), key.b.port]],
             "direction": f"{label(src.node)}[{src.port}] -> {label(dst.node)}[{dst.port}]",
@@ -273,25 +284,64 @@ class ImpactModel:
             "flows": flows,
             "reason": eff.rule if eff else None,
             "finding": eff.finding if eff else None,
+            "measured": bool(eff and eff.measured),
         }
 
     # -- what-if ---------------------------------------------------------
-    def what_if(self, drain_hosts: Iterable[str], algorithms: Sequence[str] = ("ring",)) -> dict[str, Any]:
-        """The job without ``drain_hosts``: busbw now, against the whole job's nominal busbw.
+    def isolation_state(self, isolate: Iterable[LinkKey]) -> str:
+        """The routing state "now, with ``isolate`` out of service": routes recomputed by the
+        model's engine around them (see :mod:`fabricdoc.impact.reroute`), their capacity 0.
+        Returns the state's name for :meth:`busbw` / :meth:`detail`; ``now`` for no links."""
+        iso = frozenset(isolate) - self._down_now
+        if not iso:
+            return "now"
+        name = self._isolated.get(iso)
+        if name is not None:
+            return name
+        if len(self._isolated) >= _MAX_ISOLATION_STATES:  # bound the cached routes of a long search
+            for old in self._isolated.values():
+                for table in (self.routes, self.capacity, self._flows, self._ring_base_of):
+                    table.pop(old, None)
+            self._isolated.clear()
+        name = f"isolate:{len(self._isolated) + 1}:{len(iso)}"
+        while name in self.routes:
+            name += "'"
+        self.routes[name] = rerouted(self.fabric, set(self._down_now) | set(iso), self.engine)
+        cap = self.capacity["now"].copy()
+        for key in iso:
+            i = self.index[key]
+            cap[2 * i] = cap[2 * i + 1] = 0.0
+        self.capacity[name] = cap
+        self._flows[name] = {}
+        self._isolated[iso] = name
+        return name
+
+    def what_if(self, drain_hosts: Iterable[str], algorithms: Sequence[str] = ("ring",),
+                isolate_links: Iterable[LinkKey] = ()) -> dict[str, Any]:
+        """The job without ``drain_hosts`` and with ``isolate_links`` out of service: busbw now,
+        against the whole job's nominal busbw.
 
         ``throughput_fraction`` = kept hosts x busbw over (all hosts x nominal busbw):
         the job's throughput if it were bound by AllReduce (weak scaling), which
         is what the alternatives are ranked by. Ring only by default (fast: the
         TUI calls this per key press); pass ``("ring", "tree")`` for both.
         Names may be host names, node ids, labels or GUIDs; hosts outside the job are ignored.
+        ``isolate_links`` are :class:`LinkKey` s (or ``[[node, port], [node, port]]``); the fabric
+        reroutes around them (:meth:`isolation_state`), and ``isolate`` lists them as
+        ``[[label, port], [label, port]]``. Isolating a job host's only cable leaves it no route (busbw 0).
         """
         drained = sorted({self._as_host(h) for h in drain_hosts} & self._job_set)
         gone = set(drained)
         kept = [h for h in self.job_hosts if h not in gone]
-        out: dict[str, Any] = {"drain": drained, "hosts": len(kept)}
+        iso = sorted({resolve_link(self.fabric, k) for k in isolate_links})
+        state = self.isolation_state(iso)
+        out: dict[str, Any] = {"drain": drained, "isolate": link_names(self.fabric, iso), "hosts": len(kept)}
         for alg in algorithms:
             full = self._nominal(alg)
-            bw = self._ring_without(gone) if alg == "ring" else self.busbw(kept, alg, "now")
+            if alg == "ring":
+                bw = self._ring_without(gone, state)
+            else:
+                bw = self.busbw(kept, alg, state) if len(kept) >= 2 else 0.0
             out[f"{alg}_busbw_gbps"] = bw
             if alg == algorithms[0]:
                 out["busbw_gbps"] = bw
@@ -300,8 +350,8 @@ class ImpactModel:
                 out["throughput_fraction"] = (len(kept) * bw) / (total * full) if full and total else 0.0
         return out
 
-    def _ring_without(self, gone: set[str]) -> float:
-        """Ring busbw now of the job without ``gone``, from the job ring's flow counts.
+    def _ring_without(self, gone: set[str], state: str = "now") -> float:
+        """Ring busbw in ``state`` of the job without ``gone``, from the job ring's flow counts.
 
         Only the edges touching a drained host change: they are taken out of the
         precomputed per-link counts and the edges that close the gaps are added.
@@ -310,15 +360,14 @@ class ImpactModel:
         kept_pos = [i for i, h in enumerate(self.job_hosts) if h not in gone]
         if len(kept_pos) < 2:
             return 0.0
-        base = self._ring_base()
+        base, flows = self._ring_base(state)
         if not gone:
             counts = base
         else:
             step = self.ring_step
             rails = self._rails([self.job_hosts[i] for i in kept_pos])
             if rails != self._rails(self.job_hosts):
-                return self.busbw([self.job_hosts[i] for i in kept_pos], "ring", "now")
-            flows = self._ring_base_flows
+                return self.busbw([self.job_hosts[i] for i in kept_pos], "ring", state)
             drained_pos = {i for i, h in enumerate(self.job_hosts) if h in gone}
             removed = [i for i in range(n) if i in drained_pos or (i + step) % n in drained_pos]
             ids = [self._host_port_ids[h] for h in self.job_hosts]
@@ -334,20 +383,31 @@ class ImpactModel:
             gone_ids = [flows[r * n + i] for r in range(rails) for i in removed]
             if gone_ids:
                 counts -= np.bincount(np.concatenate(gone_ids), minlength=counts.size)
-            added = self._flow_ids("now", new_pairs)
+            added = self._flow_ids(state, new_pairs)
             if added:
                 counts += np.bincount(np.concatenate(added), minlength=counts.size)
         used = np.flatnonzero(counts)
-        cap = self.capacity["now"]
+        cap = self.capacity[state]
         rails = self._rails([self.job_hosts[i] for i in kept_pos])
         return float(rails * np.min(cap[used] / counts[used]))
 
-    def _ring_base(self) -> np.ndarray:
-        if self._ring_counts is None:
-            flows, _ = self._ring_flows(self.job_hosts, "now")
-            self._ring_base_flows = flows
-            self._ring_counts = np.bincount(np.concatenate(flows), minlength=self.capacity["now"].size)
-        return self._ring_counts
+    def _ring_base(self, state: str = "now") -> tuple[np.ndarray, list[np.ndarray]]:
+        """The whole job ring's flows in ``state`` and their count per directed link (cached)."""
+        cached = self._ring_base_of.get(state)
+        if cached is None:
+            flows, _ = self._ring_flows(self.job_hosts, state)
+            counts = np.bincount(np.concatenate(flows), minlength=self.capacity[state].size)
+            cached = self._ring_base_of[state] = (counts, flows)
+        return cached
+
+    @property
+    def down_now(self) -> frozenset[LinkKey]:
+        """Links down in the "now" state (down in the fabric, or by a finding): already routed around."""
+        return frozenset(self._down_now)
+
+    def nominal_busbw(self, algorithm: str = "ring") -> float:
+        """The whole job's busbw with every link up at its nominal rate (cached)."""
+        return self._nominal(algorithm)
 
     def _nominal(self, algorithm: str) -> float:
         if algorithm not in self._nominal_cache:
@@ -355,26 +415,30 @@ class ImpactModel:
         return self._nominal_cache[algorithm]
 
     def best_drains(self, k: int = 3, max_hosts: int = 2, algorithm: str = "ring", beam: int = 6,
-                    candidates_per_step: int = 12, only_better: bool = True) -> list[dict[str, Any]]:
-        """The ``k`` best non-empty drain sets of at most ``max_hosts`` hosts, best first.
+                    candidates_per_step: int = 12, only_better: bool = True, *,
+                    isolate: Sequence[LinkKey] = (), keep_drained: Iterable[str] = ()) -> list[dict[str, Any]]:
+        """The ``k`` best drain sets adding at most ``max_hosts`` hosts to ``keep_drained``, best first.
 
         Beam search: candidates are the hosts at either end of the flows on the
         current bottleneck link plus the hosts the findings name; each step adds
         one host to the best sets so far. Ties go to fewer drained hosts. With
-        ``only_better`` a set must beat draining nothing to be listed.
+        ``only_better`` a set must beat draining only ``keep_drained`` to be listed.
+        ``isolate``: links out of service in every set (see :meth:`what_if`).
         """
         algs = (algorithm,)
         named = self._finding_hosts()
-        frontier: list[tuple[str, ...]] = [()]
+        state = self.isolation_state(isolate)
+        start = tuple(sorted({self._as_host(h) for h in keep_drained} & self._job_set))
+        frontier: list[tuple[str, ...]] = [start]
         seen: dict[tuple[str, ...], dict[str, Any]] = {}
         for _ in range(max_hosts):
             nxt: list[tuple[str, ...]] = []
             for base in frontier:
-                for host in self._candidates(base, named)[:candidates_per_step]:
+                for host in self._candidates(base, named, state)[:candidates_per_step]:
                     cand = tuple(sorted({*base, host}))
                     if cand in seen or len(cand) == len(base):
                         continue
-                    seen[cand] = self.what_if(cand, algs)
+                    seen[cand] = self.what_if(cand, algs, isolate)
                     nxt.append(cand)
             nxt.sort(key=lambda c: (-seen[c]["throughput_fraction"], len(c), c))
             frontier = nxt[:beam]
@@ -382,7 +446,7 @@ class ImpactModel:
                 break
         ranked = sorted(seen.values(), key=lambda w: (-w["throughput_fraction"], len(w["drain"]), w["drain"]))
         if only_better:
-            floor = self.what_if((), algs)["throughput_fraction"]
+            floor = self.what_if(start, algs, isolate)["throughput_fraction"]
             ranked = [w for w in ranked if w["throughput_fraction"] > floor * (1 + 1e-9)]
         return ranked[:k]
 
@@ -394,14 +458,14 @@ class ImpactModel:
                     out.append(host_name(self.fabric, end.node))
         return [h for h in dict.fromkeys(out) if h in self._job_set]
 
-    def _candidates(self, drained: Sequence[str], named: list[str]) -> list[str]:
-        """Hosts at either end of the ring flows on the now-bottleneck link, then the named hosts."""
+    def _candidates(self, drained: Sequence[str], named: list[str], state: str = "now") -> list[str]:
+        """Hosts at either end of the ring flows on the bottleneck link in ``state``, then the named hosts."""
         gone = set(drained)
         kept = [h for h in self.job_hosts if h not in gone]
         if len(kept) < 3:
             return []
-        flows, _ = self._ring_flows(kept, "now")
-        cap = self.capacity["now"]
+        flows, _ = self._ring_flows(kept, state)
+        cap = self.capacity[state]
         counts = np.bincount(np.concatenate(flows), minlength=cap.size)
         used = np.flatnonzero(counts)
         per_flow = cap[used] / counts[used]

@@ -26,6 +26,7 @@ class LinkEffect:
     down: bool
     rule: str
     finding: str
+    measured: bool = False  # the capacity is a measured bandwidth (it already includes the stack's efficiency)
 
 
 def finding_links(fabric: Fabric, finding: Finding) -> list[LinkKey]:
@@ -63,10 +64,10 @@ def link_effects(fabric: Fabric, findings: Iterable[Finding]) -> tuple[dict[Link
     effects: dict[LinkKey, LinkEffect] = {}
     unmapped: list[str] = []
 
-    def lower(key: LinkKey, cap: float, down: bool, rule: str, fid: str) -> None:
+    def lower(key: LinkKey, cap: float, down: bool, rule: str, fid: str, measured: bool = False) -> None:
         old = effects.get(key)
         if old is None or cap < old.capacity_gbps or (down and not old.down):
-            effects[key] = LinkEffect(key, max(0.0, cap), down or (old.down if old else False), rule, fid)
+            effects[key] = LinkEffect(key, max(0.0, cap), down or (old.down if old else False), rule, fid, measured)
 
     for f in findings:
         try:
@@ -92,6 +93,7 @@ def link_effects(fabric: Fabric, findings: Iterable[Finding]) -> tuple[dict[Link
                 lower(k, 0.0, False, f"{f.fault}: tests never finished", f.id)
                 continue
             cap = link.capacity_gbps
+            measured = False
             rules = []
             for ev in f.evidence_of(StateEvidence):
                 lanes = ev.lanes if f.fault == "width_degraded" else None
@@ -106,10 +108,11 @@ def link_effects(fabric: Fabric, findings: Iterable[Finding]) -> tuple[dict[Link
                 ratio, expected = _ratio_estimate(f)
                 if ratio is not None:
                     base = min(link.nominal_gbps, expected) if expected else link.nominal_gbps
+                    measured = max(0.0, ratio) * base < cap
                     cap = min(cap, max(0.0, ratio) * base)
                     rules.append(f"measured ratio {ratio:.3g} x {base:.4g} Gb/s")
             if cap < link.capacity_gbps or rules:
-                lower(k, cap, False, f"{f.fault}: " + ("; ".join(rules) or "as trained"), f.id)
+                lower(k, cap, False, f"{f.fault}: " + ("; ".join(rules) or "as trained"), f.id, measured)
     return effects, unmapped
 
 

@@ -8,6 +8,9 @@ from typing import Any
 
 from fabricdoc.impact import jobcost
 from fabricdoc.impact.busbw import ALGORITHMS, ImpactModel
+from fabricdoc.impact.calibration import Efficiency, expected_section, sharp_busbw
+from fabricdoc.impact.remedies import best_remedies
+from fabricdoc.impact.reroute import ENGINE_WORDS
 from fabricdoc.model.findings import Finding
 from fabricdoc.model.topology import Fabric
 
@@ -24,6 +27,9 @@ def impact_section(
     model: ImpactModel | None = None,
     alternatives: int = 3,
     tree_max_hosts: int = 8192,
+    remedy_max_hosts: int = 16384,
+    efficiency: Efficiency | None = None,
+    sharp: bool = False,
 ) -> dict[str, Any]:
     """The report's ``impact`` dict: AllReduce busbw nominal / now / after draining, what-if, job cost.
 
@@ -33,7 +39,12 @@ def impact_section(
     on the fabric, spread over the job's share of it), ``restart_minutes`` and
     ``source`` (a description). Every value is JSON-able (no NaN or infinity).
     Above ``tree_max_hosts`` job hosts only the ring is computed (the headline
-    is the ring either way).
+    is the ring either way). The recommendation is the best remedy by predicted
+    job throughput (:mod:`fabricdoc.impact.remedies`: the drain list, plus port
+    isolations and further drains); above ``remedy_max_hosts`` job hosts only
+    drains are searched (each isolation reroutes the whole fabric).
+    ``efficiency`` calibrates the expected busbw (:mod:`fabricdoc.impact.calibration`);
+    ``sharp`` declares in-network reduction, which adds its figures.
     """
 
     m = model or ImpactModel(fabric, findings, job_hosts)
@@ -53,11 +64,24 @@ def impact_section(
         }
     if "tree" not in by_alg:
         by_alg["tree"] = {"skipped": f"more than {tree_max_hosts} job hosts (tree routes are computed per pair)"}
-    best = m.best_drains(alternatives)
+    best = m.best_drains(alternatives, max_hosts=3)
     report_entry = m.what_if(drain)
+    remedies = []
+    if len(m.job_hosts) <= remedy_max_hosts:
+        remedy_algs = algorithms if len(m.job_hosts) <= _REMEDY_TREE_MAX_HOSTS else ("ring",)
+        remedies = best_remedies(m, drain, alternatives + 1, remedy_algs)
+    chosen = remedies[0] if remedies and _beats(remedies[0], report_entry) else None
+    recommended = m.what_if(chosen["drain"], algorithms, chosen["isolate_keys"]) if chosen else after
+    for alg in algorithms:
+        by_alg[alg]["recommended"] = _num(recommended[f"{alg}_busbw_gbps"])
     what_if = [{"choice": "report", **report_entry}, {"choice": "none", **m.what_if([])}]
-    listed = {tuple(w["drain"]) for w in what_if}
-    what_if += [{"choice": "alternative", **w} for w in best if tuple(w["drain"]) not in listed]
+    if chosen:
+        what_if.insert(0, {"choice": "recommended", **m.what_if(chosen["drain"], ("ring",), chosen["isolate_keys"])})
+    listed = {_key(w) for w in what_if}
+    for w in [*remedies[1:], *best]:
+        if _key(w) not in listed:
+            listed.add(_key(w))
+            what_if.append({"choice": "alternative", **{k: v for k, v in w.items() if k in _WHAT_IF_KEYS}})
 
     rates = dict(failure_rates or {})
     n_job = after["hosts"]
@@ -76,14 +100,30 @@ def impact_section(
         extra_failures_per_hour=extra,
         rate_source=rates.get("source"),  # type: ignore[arg-type]
     )
+    figures = {alg: {"nominal": by_alg[alg]["nominal"], "now": by_alg[alg]["now"],
+                     "recommended": by_alg[alg]["recommended"]} for alg in algorithms}
+    measured = {alg: ["now"] for alg in algorithms if (by_alg[alg]["bottleneck_now"] or {}).get("measured")}
+    if sharp:
+        figures["sharp"] = {"nominal": sharp_busbw(m, None, "nominal"), "now": sharp_busbw(m, None, "now"),
+                            "recommended": sharp_busbw(m, [h for h in m.job_hosts if h not in set(recommended["drain"])])}
     headline = by_alg["ring"]
     return _clean({
         "algorithm": "ring",
         "job_hosts": len(m.job_hosts),
         "rails": m.detail(None, "ring", "nominal")["rails"],
-        "allreduce_busbw_gbps": {k: headline[k] for k in ("nominal", "now", "after_drain")},
+        "allreduce_busbw_gbps": {k: headline[k] for k in ("nominal", "now", "after_drain", "recommended")},
         "by_algorithm": by_alg,
-        "what_if": [_round_entry(w) for w in what_if],
+        "routing_engine": ENGINE_WORDS[m.engine],
+        "recommendation": round_entry({
+            "drain": recommended["drain"], "isolate": recommended["isolate"], "hosts": recommended["hosts"],
+            **{f"{alg}_busbw_gbps": recommended[f"{alg}_busbw_gbps"] for alg in algorithms},
+            "busbw_gbps": recommended["busbw_gbps"], "vs_nominal": recommended["vs_nominal"],
+            "throughput_fraction": recommended["throughput_fraction"],
+            "why": _why(chosen is not None, len(m.job_hosts) <= remedy_max_hosts),
+            "findings": _named_findings(m, recommended),
+        }),
+        "what_if": [round_entry(w) for w in what_if],
+        "expected_busbw": expected_section(figures, efficiency, measured=measured),
         "job": job,
         "link_effects": [
             {"link": [[fabric.label(e.link.a.node), e.link.a.port], [fabric.label(e.link.b.node), e.link.b.port]],
@@ -95,11 +135,46 @@ def impact_section(
     })
 
 
+_REMEDY_TREE_MAX_HOSTS = 1024  # above, remedies are ranked by the ring alone (tree routes per state cost more)
+_WHAT_IF_KEYS = ("drain", "isolate", "hosts", "ring_busbw_gbps", "busbw_gbps", "vs_nominal", "throughput_fraction")
+
+
+def _key(w: dict[str, Any]) -> tuple:
+    return tuple(w["drain"]), repr(w.get("isolate", []))
+
+
+def _beats(remedy: dict[str, Any], report_entry: dict[str, Any]) -> bool:
+    """Whether a remedy predicts more job throughput than the drain list alone (the first algorithm)."""
+    return remedy["throughput_fraction"] > report_entry["throughput_fraction"] * (1 + 1e-9) or (
+        remedy["throughput_fraction"] >= report_entry["throughput_fraction"] * (1 - 1e-9)
+        and remedy["drain"] == report_entry["drain"] and bool(remedy["isolate"]))
+
+
+def _why(searched_better: bool, searched: bool) -> str:
+    if searched_better:
+        return ("the drain list, plus the port isolations and drains that predict the most job throughput "
+                "(hosts x busbw)")
+    if not searched:
+        return "the drain list: port isolations are not searched for a job this large"
+    return "the drain list: no port isolation or further drain predicts more job throughput"
+
+
+def _named_findings(m: ImpactModel, entry: dict[str, Any]) -> list[str]:
+    """Ids of the findings whose cables the entry takes out of service."""
+    isolated = {repr(x) for x in entry["isolate"]}
+    out = []
+    for e in m.effects.values():
+        if repr([[m.fabric.label(e.link.a.node), e.link.a.port], [m.fabric.label(e.link.b.node), e.link.b.port]]) in isolated:
+            out.append(e.finding)
+    return sorted(set(out))
+
+
 def _num(x: float) -> float:
     return round(float(x), 4) if math.isfinite(x) else 0.0
 
 
-def _round_entry(w: dict[str, Any]) -> dict[str, Any]:
+def round_entry(w: dict[str, Any]) -> dict[str, Any]:
+    """A what-if entry with its figures rounded for the report."""
     return {k: (_num(v) if isinstance(v, float) else v) for k, v in w.items()}
 
 

@@ -10,6 +10,25 @@ from fabricdoc.model.evidence import Evidence, evidence_from_dict
 from fabricdoc.model.severity import Severity
 
 FindingKind = Literal["link", "switch", "host", "nic", "gpu", "port", "pair"]  # pair: a slow test nothing explains
+ACTION_WHO = ("data center", "network", "host admin", "nobody")
+ACTION_URGENCY = ("now", "next maintenance", "watch")
+
+
+@dataclass(frozen=True)
+class Action:
+    """What to do about a finding, who does it and how soon (``who`` in ACTION_WHO, ``urgency`` in ACTION_URGENCY)."""
+
+    do: str
+    who: str
+    urgency: str
+    why: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        return {"do": self.do, "who": self.who, "urgency": self.urgency, "why": self.why}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Action:
+        return cls(str(d["do"]), str(d["who"]), str(d["urgency"]), str(d.get("why") or ""))
 
 
 @dataclass
@@ -33,6 +52,7 @@ class Finding:
     endpoints: list[tuple[str, int]] | None = None
     node_ids: list[str] = field(default_factory=list)
     component: str = ""  # the part's stable identity; derived from node ids and ports when empty
+    action: Action | None = None  # what to do about it (fabricdoc.analysis.actions)
 
     def __post_init__(self) -> None:
         self.severity = Severity(self.severity)
@@ -66,6 +86,7 @@ class Finding:
             "severity": str(self.severity),
             "confidence": round(self.confidence, 3),
             "evidence": [e.to_dict() for e in self.evidence],
+            "action": self.action.to_dict() if self.action else None,
         }
 
     @classmethod
@@ -77,6 +98,7 @@ class Finding:
             endpoints=[(str(e[0]), int(e[1])) for e in d["endpoints"]] if d.get("endpoints") else None,
             node_ids=list(d.get("node_ids", [])),
             component=_component_of_key(d.get("key"), d["kind"], d["fault"]),
+            action=Action.from_dict(d["action"]) if d.get("action") else None,
         )  # fmt: skip
 
 

@@ -18,6 +18,7 @@ from fabricdoc.model.evidence import (
     StateEvidence,
     SwitchLinksEvidence,
 )
+from fabricdoc.model.findings import Action
 from fabricdoc.model.text import escape as safe
 from fabricdoc.report.report import Report
 
@@ -87,6 +88,48 @@ def evidence_line(ev: Evidence) -> str:
     return safe(ev)
 
 
+def action_line(action: Action) -> str:
+    """What to do, who does it and how soon, on one line."""
+    return f"{action.urgency.upper()} ({safe(action.who)}): {safe(action.do)}"
+
+
+def expected_lines(expected: dict | None) -> list[str]:
+    """The calibrated expected ring busbw and where its efficiency came from (nothing when uncalibrated)."""
+    if not expected or not expected.get("calibrated"):
+        return []
+    ring = (expected.get("by_algorithm") or {}).get("ring") or {}
+    fig = ring.get("expected") or {}
+    if not fig or not isinstance(ring.get("efficiency"), int | float):
+        return []
+    kept = set(ring.get("measured") or [])
+    parts = " / ".join(f"{k} {v:.1f}" + (" (measured)" if k in kept else "")
+                       for k, v in fig.items() if isinstance(v, int | float))
+    return [f"expected (ring, x{ring['efficiency']:.2f} efficiency {safe(expected.get('efficiency_source', ''))}): {parts}"]
+
+
+def recommendation_lines(rec: dict | None) -> list[str]:
+    """The impact section's recommendation: ports to take out of service and hosts to drain, and what it predicts."""
+    if not rec:
+        return []
+    frac = rec.get("throughput_fraction")
+    head = f"recommended: {rec.get('hosts')} hosts"
+    if isinstance(frac, int | float):
+        head += f", job throughput {frac:.0%} of nominal (hosts x busbw)"
+    isolate = rec.get("isolate") or []
+    if not isolate and rec.get("why"):
+        head += f" ({safe(rec['why'])})"
+    lines = [head]
+    if isolate:
+        ids = ", ".join(safe(f) for f in rec.get("findings") or [])
+        cables = f"{len(isolate)} cable" + ("s" if len(isolate) != 1 else "")
+        lines.append(f"  take out of service ({cables}, routed around){f' for {ids}' if ids else ''}:")
+        lines += ["    " + " -- ".join(f"{safe(str(n))}[{p}]" for n, p in link) for link in isolate]
+    drain = rec.get("drain") or []
+    lines.append(f"  drain: {', '.join(safe(h) for h in drain[:10])}{f' (+{len(drain) - 10})' if len(drain) > 10 else ''}"
+                 if drain else "  drain: none")
+    return lines
+
+
 def summary_text(report: Report, evidence_per_finding: int = 3) -> str:
     """The verdict, what was tested, each finding with its strongest evidence, and the drain list."""
     f = report.fabric
@@ -133,14 +176,18 @@ def summary_text(report: Report, evidence_per_finding: int = 3) -> str:
                 lines.append(f"{'':>6}- {evidence_line(ev)}")
             if len(facts) > evidence_per_finding:
                 lines.append(f"{'':>6}  (+{len(facts) - evidence_per_finding} more evidence items in the JSON report)")
+            if fd.action is not None:
+                lines.append(f"{'':>6}> {action_line(fd.action)}")
     if report.impact and report.impact.get("allreduce_busbw_gbps"):
         bw = report.impact["allreduce_busbw_gbps"]
         lines.append("")
-        lines.append(
-            "AllReduce busbw (Gb/s): nominal {} / now {} / after drain {}".format(
-                *(f"{bw.get(k):.1f}" if isinstance(bw.get(k), int | float) else "n/a" for k in ("nominal", "now", "after_drain"))
-            )
-        )
+        figures = [("nominal", "nominal"), ("now", "now"), ("after drain", "after_drain")]
+        if "recommended" in bw:
+            figures.append(("recommended", "recommended"))
+        lines.append("AllReduce busbw (Gb/s): " + " / ".join(
+            f"{name} {bw[k]:.1f}" if isinstance(bw.get(k), int | float) else f"{name} n/a" for name, k in figures))
+        lines += expected_lines(report.impact.get("expected_busbw"))
+        lines += recommendation_lines(report.impact.get("recommendation"))
     lines.append("")
     if report.drain:
         lines.append(f"drain ({len(report.drain)} hosts):")

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fabricdoc.analysis.actions import attach_actions
 from fabricdoc.errors import FabricdocError
 from fabricdoc.model.findings import Finding
 from fabricdoc.model.inputs import loads_json, read_text
@@ -92,7 +93,7 @@ class Report:
         verdict is ``pass`` only when all of it was seen (see :func:`verdict_of`)."""
         judged = {**DEFAULT_THRESHOLDS, **(thresholds or {})}
         slow_ratio = judged["slow_ratio"]
-        findings = sorted(findings, key=lambda f: (-f.severity.rank, -f.confidence, f.name))
+        findings = sorted(attach_actions(findings, fabric), key=lambda f: (-f.severity.rank, -f.confidence, f.name))
         pairs = obs.pairs
         tests = {
             "pairs_tested": len(pairs),
@@ -284,6 +285,7 @@ def _pair_dict(fabric: Fabric, p) -> dict[str, Any]:
         "test": p.test,
         "wrong": p.wrong,
         "error": p.error,
+        "size_bytes": p.size_bytes,
     }
 
 
@@ -325,7 +327,7 @@ def topology_dict(fabric: Fabric) -> dict[str, Any]:
 
 _SPLICE = "\x00fabricdoc columns\x00"  # placeholder to_json swaps for a one-line column block
 _LINK_FIELDS = ("lanes", "lane_gbps", "max_lanes", "max_lane_gbps", "state")
-_PAIR_FIELDS = ("status", "busbw_gbps", "expected_gbps", "ratio", "round", "test", "wrong", "error")
+_PAIR_FIELDS = ("status", "busbw_gbps", "expected_gbps", "ratio", "round", "test", "wrong", "error", "size_bytes")
 
 
 def topology_columns(topo: dict[str, Any]) -> dict[str, Any]:
@@ -374,7 +376,7 @@ def pair_columns(pairs: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "src": [p["src"][0] for p in pairs], "src_port": [p["src"][1] for p in pairs],
         "dst": [p["dst"][0] for p in pairs], "dst_port": [p["dst"][1] for p in pairs],
-        **{f: [p.get(f) for p in pairs] for f in _PAIR_FIELDS},
+        **{f: [p.get(f) for p in pairs] for f in _PAIR_FIELDS if any(f in p for p in pairs)},
     }  # fmt: skip
 
 

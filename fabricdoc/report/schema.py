@@ -98,7 +98,8 @@ _LINK_COLUMNS = {"a": _INT, "a_port": {"type": "integer"}, "b": _INT, "b_port": 
                  "max_lane_gbps": _NUM, "state": {"enum": ["up", "down"]}}
 _PAIR_COLUMN_TYPES = {"src": {"type": "string"}, "src_port": {"type": "integer"}, "dst": {"type": "string"},
                       "dst_port": {"type": "integer"}, "status": {"enum": ["ok", "hung", "wrong", "error"]},
-                      "busbw_gbps": _NUM, "expected_gbps": _NUM, "ratio": _NUM, "round": {"type": "integer"}}
+                      "busbw_gbps": _NUM, "expected_gbps": _NUM, "ratio": _NUM, "round": {"type": "integer"},
+                      "size_bytes": {"type": ["integer", "null"]}}
 _TOPOLOGY_COLUMNS: dict[str, Any] = {
     "type": "object",
     "description": "a large report's topology (instead of topology): the same fields, one array per field, "
@@ -201,6 +202,19 @@ REPORT_SCHEMA: dict[str, Any] = {
                     "severity": {"enum": ["info", "warning", "error", "critical"]},
                     "confidence": {"type": "number", "minimum": 0, "maximum": 1},
                     "evidence": {"type": "array", "items": {"oneOf": EVIDENCE_SCHEMAS}},
+                    "action": {
+                        "type": ["object", "null"],
+                        "description": "what to do about it (rules in fabricdoc/analysis/actions.toml); "
+                        "null in reports written before actions existed",
+                        "required": ["do", "who", "urgency"],
+                        "additionalProperties": False,
+                        "properties": {
+                            "do": {"type": "string", "description": "the step, in an engineer's words"},
+                            "who": {"enum": ["data center", "network", "host admin", "nobody"]},
+                            "urgency": {"enum": ["now", "next maintenance", "watch"]},
+                            "why": {"type": "string"},
+                        },
+                    },
                 },
             },
         },
@@ -280,6 +294,7 @@ REPORT_SCHEMA: dict[str, Any] = {
                     "expected_gbps": _NUM,
                     "ratio": _NUM,
                     "round": {"type": "integer"},
+                    "size_bytes": {"type": ["integer", "null"], "description": "message size of the test (null: unknown)"},
                 },
             },
         },
@@ -316,31 +331,82 @@ REPORT_SCHEMA: dict[str, Any] = {
                 "allreduce_busbw_gbps": {
                     "type": "object",
                     "description": "predicted nccl-tests busbw: all links healthy / with the findings / "
-                    "also without the drain list's hosts",
+                    "also without the drain list's hosts / with the recommendation applied",
                     "required": ["nominal", "now", "after_drain"],
-                    "properties": {"nominal": _NUM, "now": _NUM, "after_drain": _NUM},
+                    "properties": {"nominal": _NUM, "now": _NUM, "after_drain": _NUM, "recommended": _NUM},
                 },
                 "by_algorithm": {
                     "type": "object",
                     "additionalProperties": {
                         "type": "object",
                         "properties": {
-                            "nominal": _NUM, "now": _NUM, "after_drain": _NUM,
+                            "nominal": _NUM, "now": _NUM, "after_drain": _NUM, "recommended": _NUM,
                             "per_rail_now": {"type": "array", "items": {"type": "number"}},
                             "bottleneck_now": {"type": ["object", "null"]},
                             "skipped": {"type": "string", "description": "why this algorithm was not computed"},
                         },
                     },
                 },
+                "expected_busbw": {
+                    "type": "object",
+                    "description": "calibrated expected busbw: the nominal / now / recommended figures times the "
+                    "fabric's efficiency (median measured/expected of healthy tests, per message size, or given); "
+                    "each algorithm says what it assumes",
+                    "required": ["efficiency_source", "calibrated", "by_algorithm"],
+                    "properties": {
+                        "efficiency_source": {"type": "string"},
+                        "calibrated": {"type": "boolean", "description": "false: no efficiency known, figures are nominal bounds"},
+                        "by_algorithm": {"type": "object", "additionalProperties": {
+                            "type": "object",
+                            "required": ["assumes"],
+                            "properties": {
+                                "assumes": {"type": "string"},
+                                "nominal": _NUM, "now": _NUM, "recommended": _NUM,
+                                "efficiency": _NUM,
+                                "expected": {"type": "object", "additionalProperties": _NUM},
+                                "by_size": {"type": "array", "items": {"type": "object", "required": ["size_bytes", "efficiency"],
+                                                                       "additionalProperties": _NUM}},
+                                "measured": {"type": "array", "items": {"type": "string"},
+                                             "description": "figures bound by a measured bandwidth: kept as measured"},
+                            },
+                        }},
+                        "efficiency_by_size": {"type": "array", "items": {
+                            "type": "object", "required": ["size_bytes", "efficiency"],
+                            "properties": {"size_bytes": {"type": "integer"}, "efficiency": {"type": "number"},
+                                           "tests": {"type": ["integer", "null"]}}}},
+                    },
+                },
+                "routing_engine": {"type": "string", "description": "how the fabric routes around a port taken "
+                                   "out of service: minhop (OpenSM tables recomputed) or up/down (ftree/updn, ECMP)"},
+                "recommendation": {
+                    "type": "object",
+                    "description": "the remedy with the most predicted job throughput (hosts x busbw): the drain "
+                    "list, plus switch-to-switch ports to take out of service and further hosts to drain",
+                    "required": ["drain", "isolate", "hosts", "busbw_gbps", "throughput_fraction"],
+                    "properties": {
+                        "drain": {"type": "array", "items": {"type": "string"}},
+                        "isolate": {"type": "array", "items": {"type": "array", "items": _PORT, "minItems": 2, "maxItems": 2},
+                                    "description": "cables to take out of service, [[label, port], [label, port]]"},
+                        "hosts": {"type": "integer", "minimum": 0},
+                        "busbw_gbps": _NUM, "ring_busbw_gbps": _NUM, "tree_busbw_gbps": _NUM,
+                        "vs_nominal": _NUM, "throughput_fraction": _NUM,
+                        "why": {"type": "string"},
+                        "findings": {"type": "array", "items": {"type": "string"},
+                                     "description": "ids of the findings whose cables it takes out of service"},
+                    },
+                },
                 "what_if": {
                     "type": "array",
-                    "description": "drain choices: the report's, none, and the best alternatives",
+                    "description": "remedies: the one asked for (fabricdoc impact --isolate/--drain), the recommended "
+                    "one, the report's drain list, none, and the best alternatives",
                     "items": {
                         "type": "object",
                         "required": ["choice", "drain", "hosts", "busbw_gbps", "vs_nominal", "throughput_fraction"],
                         "properties": {
-                            "choice": {"enum": ["report", "none", "alternative"]},
+                            "choice": {"enum": ["given", "recommended", "report", "none", "alternative"]},
                             "drain": {"type": "array", "items": {"type": "string"}},
+                            "isolate": {"type": "array", "items": {"type": "array", "items": _PORT, "minItems": 2, "maxItems": 2},
+                                        "description": "cables taken out of service (routed around)"},
                             "hosts": {"type": "integer", "minimum": 0},
                             "busbw_gbps": _NUM,
                             "vs_nominal": _NUM,

@@ -30,7 +30,7 @@ def test_json_output_has_busbw_nominal_now_after_drain_and_job_cost(report_path,
     assert main(["impact", str(report_path), "--json", "--hours", "24", "--checkpoint-minutes", "5",
                  "--host-mtbf-hours", "192"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["allreduce_busbw_gbps"] == {"nominal": 800.0, "now": 400.0, "after_drain": 400.0}
+    assert out["allreduce_busbw_gbps"] == {"nominal": 800.0, "now": 400.0, "after_drain": 400.0, "recommended": 800.0}
     assert out["job"]["mtbf_hours"] == pytest.approx(24.0)
     assert out["job"]["recommended_checkpoint_minutes"] == pytest.approx(120.0)
 

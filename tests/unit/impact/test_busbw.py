@@ -202,7 +202,10 @@ def test_impact_section_has_the_issue_shape_and_is_strict_json():
                          failure_rates={"host_mtbf_hours": 2400.0 * 8 / 100})
     json.dumps(out, allow_nan=False)
     assert out["algorithm"] == "ring"
-    assert out["allreduce_busbw_gbps"] == {"nominal": 800.0, "now": 400.0, "after_drain": 400.0}
+    # The half-rate cable joins a leaf and a spine: out of service, the spines' other cables carry it all.
+    assert out["allreduce_busbw_gbps"] == {"nominal": 800.0, "now": 400.0, "after_drain": 400.0, "recommended": 800.0}
+    assert out["recommendation"]["isolate"] == [[list(e) for e in HALF_LINK]]
+    assert out["recommendation"]["drain"] == [] and out["recommendation"]["findings"] == ["F001"]
     job = out["job"]
     for key in ("failure_probability", "mtbf_hours", "recommended_checkpoint_minutes", "expected_goodput"):
         assert key in job
@@ -210,8 +213,9 @@ def test_impact_section_has_the_issue_shape_and_is_strict_json():
     assert job["mtbf_hours"] == pytest.approx(24.0)
     assert job["recommended_checkpoint_minutes"] == pytest.approx(120.0)
     choices = [w["choice"] for w in out["what_if"]]
-    assert choices[:2] == ["report", "none"] and "alternative" in choices
-    assert out["what_if"][2]["drain"] == ["gpu0001", "gpu0005"]
+    assert choices[:3] == ["recommended", "report", "none"] and "alternative" in choices
+    drains_only = [w for w in out["what_if"] if w["choice"] == "alternative" and not w["isolate"]]
+    assert drains_only[0]["drain"] == ["gpu0001", "gpu0005"]
 
 
 def test_after_drain_uses_the_report_drain_list():

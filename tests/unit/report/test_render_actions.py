@@ -1,0 +1,63 @@
+"""The text summary says what to do about each finding, what the recommendation does, and the expected busbw."""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+import pytest
+
+from fabricdoc.model.findings import Action
+from fabricdoc.report.render import action_line, expected_lines, recommendation_lines, summary_text
+from fabricdoc.report.report import Report
+from fabricdoc.report.schema import REPORT_SCHEMA
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    from fabricdoc.sweep import SweepConfig, run_sweep
+
+    path = tmp_path_factory.mktemp("demo") / "report.json"
+    run_sweep(SweepConfig(fabric="demo")).save(path)
+    return path
+
+
+def test_the_demo_report_with_actions_recommendation_and_expected_busbw_validates_and_loads(demo):
+    data = json.loads(demo.read_text())
+    jsonschema.Draft202012Validator(REPORT_SCHEMA).validate(data)
+    report = Report.load(demo)
+    assert all(f.action is not None for f in report.findings)
+    assert report.impact["recommendation"]["isolate"] and report.impact["expected_busbw"]["calibrated"]
+
+
+def test_each_finding_is_followed_by_what_to_do_who_and_how_soon(demo):
+    report = Report.load(demo)
+    text = summary_text(report)
+    for f in report.findings:
+        assert action_line(f.action) in text
+    lines = text.splitlines()
+    first = next(i for i, ln in enumerate(lines) if ln.startswith("F001"))
+    nxt = next(i for i, ln in enumerate(lines) if ln.startswith("F002"))
+    assert any(ln.strip().startswith("> NOW (network): take the port out of service") for ln in lines[first:nxt])
+
+
+def test_the_summary_gives_the_recommendation_and_the_calibrated_expected_figures(demo):
+    text = summary_text(Report.load(demo))
+    assert "/ recommended 400.0" in text
+    assert "take out of service (3 cables, routed around) for F001, F002, F003:" in text
+    assert "    leaf02[5] -- spine01[2]" in text
+    assert "expected (ring, x0.91 efficiency learned from" in text and "now 165.4 (measured)" in text
+
+
+def test_untrusted_names_in_the_recommendation_and_actions_are_escaped():
+    rec = {"hosts": 3, "throughput_fraction": 0.5, "drain": ["evil\x1b[31m"],
+           "isolate": [[["leaf\x1b]0;x\x07", 1], ["spine01", 2]]], "findings": ["F001"]}
+    out = "\n".join(recommendation_lines(rec))
+    assert "\x1b" not in out and "\x07" not in out
+    assert "\x1b" not in action_line(Action("reseat \x1b[2J it", "network", "now"))
+
+
+def test_an_uncalibrated_report_prints_no_expected_line_and_an_old_report_no_recommendation():
+    assert expected_lines({"calibrated": False, "efficiency_source": "none", "by_algorithm": {}}) == []
+    assert recommendation_lines(None) == []
+
