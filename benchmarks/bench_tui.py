@@ -10,7 +10,7 @@ real impact model, then the process's memory. Headless (App.run_test), so the
 figures are the app's own work, not a terminal's. Every wait has a deadline: a
 stuck condition ends the run with a message, never a hang.
 
-    python benchmarks/bench_tui.py [--k 64] [--pages 40] [--no-model]
+    python benchmarks/bench_tui.py [--k 64] [--pages 40] [--no-model] [--open-only] [--copy-report]
 """
 
 from __future__ import annotations
@@ -80,27 +80,58 @@ def rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-async def run_app(path: Path, pages: int, with_model: bool) -> None:
+async def run_app(path: Path, pages: int, with_model: bool, open_only: bool = False, copy_report: bool = False) -> None:
     from fabricdoc.tui.app import FabricdocApp, default_impact_factory
     from fabricdoc.tui.screens.main import TABS, MainScreen
     from fabricdoc.tui.widgets.table import ReportTable
 
-    app = FabricdocApp(path, impact_factory=default_impact_factory if with_model else None)
+    factory = default_impact_factory
+    if copy_report:  # as before issue 16's last step: the Report object pickled to the model's process
+        def factory(report):
+            return default_impact_factory(report)
+    app = FabricdocApp(path, impact_factory=factory if with_model else None)
     t0 = time.perf_counter()
     async with app.run_test(size=(160, 48)) as pilot:
         await until(pilot, lambda: isinstance(app.screen, MainScreen), "the main screen")
         await pilot.pause()
         timed("open: start -> main screen up (incl. load)", time.perf_counter() - t0)
         screen = app.screen
+        impact = screen.tab("impact")
+        # The model's process starts once the screen is drawn: the app must still answer keys then.
+        await until(pilot, lambda: impact._model_started, "the impact model's start")
+        t = time.perf_counter()
+        await pilot.press("2")
+        await pilot.pause()
+        timed("open: first key after the main screen is up", time.perf_counter() - t0,
+              f"(the key itself {1000 * (time.perf_counter() - t):.0f} ms)")
+        if open_only:
+            return
+        await pilot.press("1")
+        await pilot.pause()
         for n, tab_cls in list(enumerate(TABS, 1))[1:] + [(1, TABS[0])]:
             tab = screen.tab(tab_cls.TAB_ID)
             t = time.perf_counter()
             await pilot.press(str(n))
             await until(pilot, lambda tab=tab: tab.loaded and screen.active_tab == tab.TAB_ID, f"the {tab.TAB_ID} tab")
             await pilot.pause()
+            if hasattr(tab, "ready"):  # the map draws its grids in a worker
+                await until(pilot, lambda tab=tab: tab.ready, "the map's grids")
+                await pilot.pause()
             table = tab.table()
             rows = f"({table.row_count:,} rows)" if table is not None else ""
             timed(f"{tab.TAB_ID}: first show", time.perf_counter() - t, rows)
+        await pilot.press("6")
+        fabric_map = screen.query_one("#fabric-map")
+        if not fabric_map.win.unit:  # drawn in blocks: zoom into the first (enter on one cable opens it)
+            t = time.perf_counter()
+            await pilot.press("enter")
+            await pilot.pause()
+            timed("map: zoom into a block", time.perf_counter() - t, f"({len(fabric_map.win.row_blocks)} rows shown)")
+            await pilot.press("backspace")
+        t = time.perf_counter()
+        await pilot.press("v")
+        await pilot.pause()
+        timed("map: show the next grid", time.perf_counter() - t)
         for tab_id, key in (("hosts", "3"), ("links", "4")):
             await pilot.press(key)
             await pilot.pause()
@@ -145,11 +176,45 @@ async def run_app(path: Path, pages: int, with_model: bool) -> None:
         print(f"memory with the impact model: {rss_mib():,.0f} MiB")
 
 
+def handoff(path: Path) -> None:
+    """How long handing the report to the impact model's process holds the app: the Report object
+    pickled to it (the old way) against the file's path, with the longest stall another thread
+    (the app's event loop) sees meanwhile. The child is closed at once: its build is not timed here."""
+    import threading
+
+    from fabricdoc.tui.impact_process import ModelProcess
+
+    report = Report.load(path)
+    for mode in ("copy the Report", "pass the path"):
+        gaps: list[float] = []
+        stop = threading.Event()
+
+        def tick(gaps: list[float] = gaps, stop: threading.Event = stop) -> None:
+            last = time.perf_counter()
+            while not stop.wait(0.005):
+                now = time.perf_counter()
+                gaps.append(now - last)
+                last = now
+
+        ticker = threading.Thread(target=tick)
+        ticker.start()
+        t = time.perf_counter()
+        model = ModelProcess(report, path if mode == "pass the path" else None)
+        spent = time.perf_counter() - t
+        stop.set()
+        ticker.join()
+        model.close()
+        timed(f"impact process hand-off: {mode}", spent, f"(longest stall of another thread {max(gaps, default=0) * 1000:.0f} ms)")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--k", type=int, default=64, help="fat_tree_3 radix (64: 65,536 hosts; 4: the smallest)")
     ap.add_argument("--pages", type=int, default=40, help="pages to scroll through each table")
     ap.add_argument("--no-model", action="store_true", help="skip the impact model and what-if")
+    ap.add_argument("--open-only", action="store_true", help="stop once the main screen is up and answers a key")
+    ap.add_argument("--copy-report", action="store_true",
+                    help="hand the impact model's process the Report object, not the file's path (the old way)")
     args = ap.parse_args()
     t = time.perf_counter()
     report = build_report(args.k)
@@ -162,7 +227,9 @@ def main() -> int:
         t = time.perf_counter()
         Report.load(path)
         timed("load: Report.load (parse, validate, build)", time.perf_counter() - t)
-        asyncio.run(run_app(path, args.pages, not args.no_model))
+        if not args.no_model:
+            handoff(path)
+        asyncio.run(run_app(path, args.pages, not args.no_model, args.open_only, args.copy_report))
     print(f"peak memory (max RSS, incl. building the report): {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MiB")
     return 0
 

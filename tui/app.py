@@ -9,6 +9,7 @@ Report. The app never calls probes itself.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -28,12 +29,13 @@ from .view import ReportIndex
 SweepFn = Callable[[Callable[[str, int, int], None]], Report]
 
 
-def default_impact_factory(report: Report) -> Any:
+def default_impact_factory(report: Report, path: str | Path | None = None) -> Any:
     """The AllReduce impact model over the report's fabric, built and held in a child process
-    (:mod:`fabricdoc.tui.impact_process`): building it takes seconds of the GIL on a large fabric."""
+    (:mod:`fabricdoc.tui.impact_process`): building it takes seconds of the GIL on a large fabric.
+    With ``path`` (the file the report came from) the child reads the file, not a copy from the app."""
     from .impact_process import ModelProcess
 
-    return ModelProcess(report)
+    return ModelProcess(report, path)
 
 
 class FabricdocApp(App[int]):
@@ -95,7 +97,11 @@ class FabricdocApp(App[int]):
         """Replace whatever is on screen (loading, sweep) with the report's main screen."""
         self.report = report
         self.index = index or ReportIndex(report)
-        screen = MainScreen(self.index, self.impact_factory)
+        factory = self.impact_factory
+        if factory is default_impact_factory and not isinstance(self._source, Report | None):
+            path = Path(str(self._source))
+            factory = functools.partial(default_impact_factory, path=path)
+        screen = MainScreen(self.index, factory)
         if len(self.screen_stack) > 1:
             self.switch_screen(screen)
         else:

@@ -13,16 +13,23 @@ from __future__ import annotations
 import multiprocessing
 import sys
 import threading
+from pathlib import Path
 from typing import Any
 
 from fabricdoc.report.report import Report
 
 
-def _serve(conn: Any, report: Report) -> None:
-    """The child: build the model, then answer ``(method, args)`` requests until the pipe closes."""
+def _serve(conn: Any, report: Report | str, run_id: str | None = None) -> None:
+    """The child: build the model (from the report, or the report file at that path, which
+    must still hold run ``run_id``), then answer ``(method, args)`` requests until the pipe closes."""
     try:
         from fabricdoc.impact.busbw import ImpactModel
 
+        if isinstance(report, str):
+            path = report
+            report = Report.load(path)
+            if run_id is not None and report.run_id != run_id:
+                raise RuntimeError(f"{path} changed since the TUI opened it (now run {report.run_id})")
         model = ImpactModel(report.fabric_model(), report.findings)
         conn.send(("ok", sorted(model.job_hosts)))
     except Exception as exc:  # sent to the app, which shows it
@@ -34,18 +41,32 @@ def _serve(conn: Any, report: Report) -> None:
         except (EOFError, OSError):
             return
         try:
-            conn.send(("ok", getattr(model, method)(*args)))
+            conn.send(("ok", route(model, *args) if method == "route" else getattr(model, method)(*args)))
         except Exception as exc:
             conn.send(("error", f"{type(exc).__name__}: {exc}"))
 
 
-class ModelProcess:
-    """An :class:`ImpactModel` built and held by a child process; construction waits until it is built."""
+def route(model: Any, src: tuple[str, int], dst: tuple[str, int]) -> list[tuple[tuple[str, int], tuple[str, int]]]:
+    """The cables from host port ``src`` to ``dst`` on the model's fabric (its routing is warm here)."""
+    from fabricdoc.model.records import PortRef
 
-    def __init__(self, report: Report) -> None:
+    return [((k.a.node, k.a.port), (k.b.node, k.b.port)) for k in model.fabric.path(PortRef(*src), PortRef(*dst))]
+
+
+class ModelProcess:
+    """An :class:`ImpactModel` built and held by a child process. Construction only starts it;
+    the first call (or :attr:`job_hosts`) waits until it is built, and :meth:`close` during the
+    build ends the child at once, so quitting the app never waits for a model.
+
+    Given ``path`` (the file ``report`` was loaded from), the child reads the file itself:
+    copying a 65,536-host Report to it costs the app seconds of pickling under the GIL.
+    """
+
+    def __init__(self, report: Report, path: str | Path | None = None) -> None:
         ctx = multiprocessing.get_context("spawn")  # fork is unsafe in a process with threads (the app's)
         self._conn, child = ctx.Pipe()
-        self._process = ctx.Process(target=_serve, args=(child, report), daemon=True, name="fabricdoc-impact")
+        args = (child, str(path), report.run_id) if path is not None else (child, report)
+        self._process = ctx.Process(target=_serve, args=args, daemon=True, name="fabricdoc-impact")
         # multiprocessing hands its helper sys.stderr's file descriptor; Textual's stand-in has none
         shown, sys.stderr = sys.stderr, sys.__stderr__ or sys.stderr
         try:
@@ -54,12 +75,23 @@ class ModelProcess:
             sys.stderr = shown
         child.close()
         self._lock = threading.Lock()
-        self.job_hosts: list[str] = self._answer()
+        self._job_hosts: list[str] | None = None
+
+    @property
+    def job_hosts(self) -> list[str]:
+        """The job's hosts, once the model is built (waits for it)."""
+        with self._lock:
+            return self._ready()
+
+    def _ready(self) -> list[str]:
+        if self._job_hosts is None:
+            self._job_hosts = self._answer()
+        return self._job_hosts
 
     def _answer(self) -> Any:
         try:
             status, value = self._conn.recv()
-        except EOFError:
+        except (EOFError, OSError):
             raise RuntimeError("the impact model process ended") from None
         if status != "ok":
             raise RuntimeError(value)
@@ -67,6 +99,7 @@ class ModelProcess:
 
     def _call(self, method: str, *args: Any) -> Any:
         with self._lock:
+            self._ready()
             self._conn.send((method, args))
             return self._answer()
 
@@ -76,8 +109,17 @@ class ModelProcess:
     def what_if(self, drain_hosts: Any, *args: Any) -> dict[str, Any]:
         return self._call("what_if", list(drain_hosts), *args)
 
+    def route(self, src: tuple[str, int], dst: tuple[str, int]) -> list[tuple[tuple[str, int], tuple[str, int]]]:
+        """A host pair's path on the model's fabric, as ``((node, port), (node, port))`` cables."""
+        return self._call("route", src, dst)
+
     def close(self) -> None:
+        """End the child: at once while it is still building (a caller waiting gets RuntimeError),
+        else by closing the pipe it serves."""
+        if self._job_hosts is None and self._process.is_alive():
+            self._process.terminate()
         self._conn.close()
         self._process.join(timeout=2)
         if self._process.is_alive():
             self._process.terminate()
+            self._process.join(timeout=2)

@@ -375,20 +375,64 @@ class Rows(Sequence[Row]):
         return out
 
 
-FINDING_COLUMNS = ("severity", "conf", "kind", "fault", "component", "id", "ev")
-FINDING_SORTS = ("severity", "confidence", "kind", "fault", "name", "id", "evidence")
+FINDING_COLUMNS = ("severity", "conf", "kind", "fault", "component", "action", "id", "ev")
+FINDING_SORTS = ("severity", "confidence", "kind", "fault", "name", "action", "id", "evidence")
+URGENCY_STYLE = {"now": "bold red", "next maintenance": "yellow", "watch": "cyan"}
+URGENCY_ORDER = ("watch", "next maintenance", "now")
+
+
+def action_of(f: Finding) -> Any:
+    """The finding's :class:`~fabricdoc.model.findings.Action` (what to do, who, how soon), or None."""
+    return getattr(f, "action", None)
+
+
+def action_cell(f: Finding) -> Text:
+    """The findings table's action cell: how soon, then what to do."""
+    action = action_of(f)
+    if action is None:
+        return Text("—", style="dim", end="")
+    out = safe(f"{action.urgency}: ", URGENCY_STYLE.get(str(action.urgency), ""))
+    out.append(safe(action.do))
+    return out
+
+
+def action_text(f: Finding) -> Text:
+    """A finding's action as the evidence panel and the detail show it: what, who, how soon, why."""
+    action = action_of(f)
+    out = Text(end="")
+    if action is None:
+        return out
+    out.append("action   ", style="bold")
+    out.append(safe(action.do, "bold"))
+    out.append("  (")
+    out.append(safe(action.who))
+    out.append(", ")
+    out.append(safe(action.urgency, URGENCY_STYLE.get(str(action.urgency), "")))
+    out.append(")")
+    if action.why:
+        out.append("\n         ")
+        out.append(safe(action.why, "dim"))
+    out.append("\n")
+    return out
+
+
+def _urgency_rank(f: Finding) -> int:
+    action = action_of(f)
+    return URGENCY_ORDER.index(action.urgency) if action is not None and action.urgency in URGENCY_ORDER else -1
 
 
 def finding_rows(index: ReportIndex) -> Rows:
     rows = []
     for f in index.report.findings:
+        action = action_of(f)
         rows.append(Row(
             f.id,
             (sev_text(f.severity), safe(f"{f.confidence:.2f}"), safe(f.kind), safe(f.fault), safe(f.name),
-             safe(f.id, "dim"), safe(str(len(f.evidence)))),
-            f"{f.id} {f.kind} {f.fault} {f.severity} {f.name}".lower(),
+             action_cell(f), safe(f.id, "dim"), safe(str(len(f.evidence)))),
+            f"{f.id} {f.kind} {f.fault} {f.severity} {f.name} {action.do if action else ''}".lower(),
             {"severity": (f.severity.rank, f.confidence), "confidence": (f.confidence, f.severity.rank),
-             "kind": f.kind, "fault": f.fault, "name": f.name, "id": f.id, "evidence": len(f.evidence)},
+             "kind": f.kind, "fault": f.fault, "name": f.name, "action": (_urgency_rank(f), f.severity.rank),
+             "id": f.id, "evidence": len(f.evidence)},
         ))
     return Rows.of(rows)
 
@@ -626,6 +670,7 @@ def finding_text(index: ReportIndex, f: Finding) -> Text:
     text.append("\nkey      ")
     text.append(safe(f.key, "dim"))  # the same in every sweep: what Slurm reasons and metrics carry
     text.append("\n")
+    text.append(action_text(f))
     text.append(evidence_text(index, f.evidence))
     return text
 
@@ -639,6 +684,7 @@ def findings_text(index: ReportIndex, findings: Sequence[Finding]) -> Text:
         text.append(f" {f.fault} ({f.confidence:.2f})  ")
         text.append(safe(f.name))
         text.append("\n")
+        text.append(action_text(f))
         text.append(evidence_text(index, f.evidence))
     if not findings:
         text.append("none: this component is healthy in this report\n", style="green")
@@ -746,6 +792,29 @@ def overview_text(index: ReportIndex) -> Text:
 # -- history -----------------------------------------------------------------------
 
 BANDWIDTH_SERIES = "bandwidth tests (Gb/s, by round)"
+BYTES_AS_GBPS = 8 / 1e9  # a bytes-per-second rate as Gb/s
+
+
+class Series(list[float]):
+    """A time series: the values oldest first (it is their list), with ``times`` (epoch seconds,
+    when each was measured) and ``unit``."""
+
+    def __init__(self, values: Iterable[float] = (), times: Iterable[float] = (), unit: str = "") -> None:
+        super().__init__(values)
+        self.times = tuple(times)
+        self.unit = unit
+
+
+def time_span(times: Sequence[float]) -> str:
+    """The first and last time of a series, the second without the date when it is the same day."""
+    if not times:
+        return ""
+    first, last = fmt_time(times[0]), fmt_time(times[-1])
+    if len(times) == 1:
+        return first
+    if first[:10] == last[:10]:
+        last = last[11:]
+    return f"{first} → {last}"
 
 
 def history_series(index: ReportIndex, nid: str, port: int | None = None) -> dict[str, list[float]]:
@@ -769,8 +838,10 @@ def store_series(path: Path | None, index: ReportIndex, nid: str, port: int | No
                  limit: int = 8) -> tuple[dict[str, list[float]], str | None]:
     """Counter rates of a node (or one port) across past sweeps in the history store.
 
-    Returns the series (per second, oldest first; flat-zero series left out, at
-    most ``limit``) and a note when the store could not be read. Never creates the store.
+    Returns :class:`Series` with the time each rate's interval ended (per second, data
+    counters as Gb/s; oldest first; flat-zero series left out; the counters the findings
+    name first, then the bandwidth; at most ``limit``) and a note when the store could not
+    be read. Never creates the store.
     """
     if path is None or not Path(path).is_file():
         return {}, None
@@ -785,10 +856,25 @@ def store_series(path: Path | None, index: ReportIndex, nid: str, port: int | No
         df = df[df["port"] == port]
     out: dict[str, list[float]] = {}
     label = index.label(nid)
-    for (p, counter), g in df.sort_values("t1").groupby(["port", "counter"], sort=True):
+    named = {ev.counter for f in index.findings_of_node(nid) for ev in f.evidence if isinstance(ev, CounterEvidence)}
+
+    def first(item: tuple[tuple[Any, str], Any]) -> tuple[int, Any, str]:
+        """The counters the findings name first, then the bandwidth, then the rest by name."""
+        (p, counter), _ = item
+        return (0 if counter in named else 1 if str(counter).endswith("_bytes") else 2, p, str(counter))
+
+    groups = sorted(df.sort_values("t1").groupby(["port", "counter"], sort=True), key=first)
+    for (p, counter), g in groups:
         values = [float(v) for v in g["per_second"]]
-        if any(values):
-            out[f"{port_name(label, int(p))} {counter} (per second, {len(values)} sweeps)"] = values
+        if not any(values):
+            continue
+        times = [float(t) for t in g["t1"]]  # each rate is over the interval that ends at its sweep
+        if str(counter).endswith("_bytes"):  # data moved: the port's bandwidth
+            out[f"{port_name(label, int(p))} {counter} as Gb/s ({len(values)} intervals)"] = Series(
+                [v * BYTES_AS_GBPS for v in values], times, "Gb/s")
+        else:
+            out[f"{port_name(label, int(p))} {counter} (per second, {len(values)} intervals)"] = Series(
+                values, times, "per second")
     return dict(list(out.items())[:limit]), None
 
 
@@ -867,14 +953,18 @@ def _job_line(job: dict[str, Any]) -> Text:
     return out
 
 
-def whatif_head(drained: int) -> Text:
-    return Text(f"what-if: drain {drained} host{'s' if drained != 1 else ''} (d toggles, r resets)\n",
-                style="bold", end="")
+def whatif_head(drained: int, isolated: int = 0) -> Text:
+    out = Text(f"what-if: drain {drained} host{'s' if drained != 1 else ''}", style="bold", end="")
+    if isolated:
+        out.append(f", take {isolated} link{'s' if isolated != 1 else ''} out of service", style="bold")
+    out.append(" (d toggles, i: the links with findings, r resets)\n", style="bold")
+    return out
 
 
-def whatif_text(index: ReportIndex, drained: int, result: dict[str, Any], live: dict[str, float] | None) -> Text:
+def whatif_text(index: ReportIndex, drained: int, result: dict[str, Any], live: dict[str, float] | None,
+                isolated: int = 0) -> Text:
     """An :meth:`ImpactModel.what_if` result: predicted ring busbw against nominal and draining nothing."""
-    out = whatif_head(drained)
+    out = whatif_head(drained, isolated)
     if "error" in result:
         out.append(safe(f"the impact model failed: {result['error']}", "red"))
         return out
@@ -893,4 +983,8 @@ def whatif_text(index: ReportIndex, drained: int, result: dict[str, Any], live: 
         out.append(f"hosts kept            {result['hosts']:,} of {len(index.hosts):,}\n")
     if "throughput_fraction" in result:
         out.append(f"job throughput        {result['throughput_fraction']:.1%} of the whole job at nominal\n")
+    for (a, pa), (b, pb) in result.get("isolate") or []:
+        out.append("out of service        ")
+        out.append(safe(f"{port_name(str(a), pa)} — {port_name(str(b), pb)}", "yellow"))
+        out.append("  (routes recomputed around it)\n", style="dim")
     return out

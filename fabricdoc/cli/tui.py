@@ -13,9 +13,10 @@ from fabricdoc.cli import args as a
 from fabricdoc.errors import FabricdocError
 
 DESCRIPTION = """\
-Open a fabricdoc report in an interactive terminal UI: the fabric as a tree with
-links coloured by health, the findings with their evidence, every host and link,
-and the AllReduce impact with a what-if where you toggle hosts to drain.
+Open a fabricdoc report in an interactive terminal UI: the fabric as a tree and as a
+map (leaf x spine, unit x rail) coloured by health, the findings with their evidence
+and what to do about each, every host and link, a host pair's routed path, and the
+AllReduce impact with a what-if where you toggle hosts to drain and links to isolate.
 
   fabricdoc tui report.json
   fabricdoc tui --history h.sqlite report.json      # with counter sparklines from the history
@@ -26,8 +27,9 @@ and the TUI shows the sweep's progress, then its report.
 """
 
 KEYS = """\
-keys: 1-5 tabs · j/k or arrows move · enter opens · / filters · s/c sort findings ·
-d toggles drain in the what-if · e exports the report · ? help · q quits
+keys: 1-6 tabs · j/k or arrows move · enter opens · / filters · s/c sort findings ·
+d toggles drain, i isolates the links with findings in the what-if · map: enter zooms,
+backspace zooms out, v next grid, p routes a host pair · e exports · ? help · q quits
 
 exit codes:
   0  the report was viewed (or the sweep ran and was viewed)

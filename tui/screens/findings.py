@@ -74,4 +74,4 @@ class FindingsTab(ReportTab):
     def header_sort(self, event: ReportTable.HeaderSelected) -> None:
         key = FINDING_SORTS[event.column_index]
         table = self.table()
-        table.sort_rows(key, not table.sort_reverse if table.sort_key == key else key in ("severity", "confidence"))
+        table.sort_rows(key, not table.sort_reverse if table.sort_key == key else key in ("severity", "confidence", "action"))

@@ -10,6 +10,7 @@ in a worker too; a newer key press cancels the older one.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from textual import work
@@ -19,6 +20,7 @@ from textual.worker import get_current_worker
 
 from ..view import (
     WHATIF_COLUMNS,
+    LinkId,
     drain_mark,
     impact_text,
     safe,
@@ -39,10 +41,12 @@ class ImpactTab(ReportTab):
     TITLE = "Impact"
     KEYS = (
         ("d", "impact: toggle drain of the selected host in the what-if"),
+        ("i", "impact: the links with findings out of service in the what-if (again: back)"),
         ("r", "impact: reset the what-if to the report's drain list"),
     )
     BINDINGS = [
         Binding("d", "toggle_drain", "Toggle drain"),
+        Binding("i", "toggle_isolate", "Isolate faulty links"),
         Binding("r", "reset_drain", "Reset what-if"),
     ]
 
@@ -52,7 +56,10 @@ class ImpactTab(ReportTab):
         self.live: dict[str, float] | None = None  # nominal / now / after_drain from the model
         self.model_error: str | None = LOADING
         self.drained: set[str] = self.index.drained_hosts()
+        self.isolated: set[LinkId] = set()  # cables out of service in the what-if
         self._model_started = False
+        self._building: Any = None  # the factory's model while it builds
+        self.settled = threading.Event()  # set once the model is ready or known unavailable
 
     @property
     def model_state(self) -> str:
@@ -84,8 +91,10 @@ class ImpactTab(ReportTab):
     def _load_model(self) -> None:
         model, live, error = None, None, None
         factory = self.context.impact_factory
+        worker = get_current_worker()
         try:
             model = factory(self.index.report) if factory is not None else None
+            self._building = model  # closed by on_unmount even before it answers
             if model is None:
                 error = UNAVAILABLE
             else:
@@ -94,18 +103,22 @@ class ImpactTab(ReportTab):
                         "after_drain": model.what_if(drain)["busbw_gbps"]}
         except Exception as exc:  # a broken model must not take the TUI down
             model, error = None, f"{UNAVAILABLE}: {type(exc).__name__}: {exc}"
-        self.app.call_from_thread(self._model_ready, model, live, error)
+        if not worker.is_cancelled:  # the app may have quit while the model was building
+            self.app.call_from_thread(self._model_ready, model, live, error)
 
     def _model_ready(self, model: Any, live: dict[str, float] | None, error: str | None) -> None:
         self.model, self.live, self.model_error = model, live, error
+        self.settled.set()
         self.query_one("#impact-summary", Panel).update(impact_text(self.index.report, live))
         if self.loaded:
             self._recompute()
 
     def on_unmount(self) -> None:
-        close = getattr(self.model, "close", None)  # a model in a process of its own ends with the app
+        # A model in a process of its own ends with the app, built or still building.
+        close = getattr(self.model if self.model is not None else self._building, "close", None)
         if close is not None:
             close()
+        self.settled.set()  # nothing waits for a model that will never come
 
     def _fill_table(self) -> None:
         table = self.table()
@@ -121,29 +134,46 @@ class ImpactTab(ReportTab):
         table.set_cell_text(nid, 0, drain_mark(nid in self.drained))
         self._recompute()
 
+    def action_toggle_isolate(self) -> None:
+        """Take every cable a finding names out of service in the what-if, or put them back."""
+        faulty = set(self.index.unhealthy_links())
+        self.isolated = set() if self.isolated else faulty
+        if not faulty:
+            self.notify("no link has a finding", timeout=2)
+        self._recompute()
+
+    def toggle_link(self, lid: LinkId) -> bool:
+        """Put one cable out of service in the what-if, or back; True when it is out now."""
+        self.isolated.symmetric_difference_update({lid})
+        self._recompute()
+        return lid in self.isolated
+
     def action_reset_drain(self) -> None:
         self.drained = self.index.drained_hosts()
+        self.isolated = set()
         self._fill_table()
         self._recompute()
 
     def _recompute(self) -> None:
         if self.model is None:
-            head = whatif_head(len(self.drained))
+            head = whatif_head(len(self.drained), len(self.isolated))
             head.append(safe(self.model_error or UNAVAILABLE, "yellow"))
             self.query_one("#whatif-result", Panel).update(head)
             return
-        self._what_if(sorted(self.index.host_name[h] for h in self.drained))
+        links = [[list(a), list(b)] for a, b in sorted(self.isolated)]
+        self._what_if(sorted(self.index.host_name[h] for h in self.drained), links)
 
     @work(thread=True, exclusive=True, group="what-if")
-    def _what_if(self, hosts: list[str]) -> None:
+    def _what_if(self, hosts: list[str], links: list[list[list[Any]]]) -> None:
         worker = get_current_worker()
         try:
-            result = self.model.what_if(hosts)
+            # Isolation is asked for only when there is some: a model without it still answers drains.
+            result = self.model.what_if(hosts, ("ring",), links) if links else self.model.what_if(hosts)
         except Exception as exc:  # the model is another layer: show its failure, keep running
             result = {"error": f"{type(exc).__name__}: {exc}"}
         if not worker.is_cancelled:
-            self.app.call_from_thread(self._show_what_if, len(hosts), result)
+            self.app.call_from_thread(self._show_what_if, len(hosts), result, len(links))
 
-    def _show_what_if(self, drained: int, result: dict[str, Any]) -> None:
-        self.query_one("#whatif-result", Panel).update(whatif_text(self.index, drained, result, self.live))
+    def _show_what_if(self, drained: int, result: dict[str, Any], isolated: int = 0) -> None:
+        self.query_one("#whatif-result", Panel).update(whatif_text(self.index, drained, result, self.live, isolated))
 

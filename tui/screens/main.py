@@ -26,10 +26,11 @@ from .findings import FindingsTab
 from .hosts import HostsTab
 from .impact import ImpactTab
 from .links import LinksTab
+from .map import MapTab
 from .overview import OverviewTab
 from .tab import ReportTab, TabContext
 
-TABS: tuple[type[ReportTab], ...] = (OverviewTab, FindingsTab, HostsTab, LinksTab, ImpactTab)
+TABS: tuple[type[ReportTab], ...] = (OverviewTab, FindingsTab, HostsTab, LinksTab, ImpactTab, MapTab)
 PRELOADED = (FindingsTab.TAB_ID,)  # filled at start: small, and the first place people look
 FILTER_FALLBACK = HostsTab.TAB_ID  # "/" on a tab without a table filters this one
 FILTER_DELAY_S = 0.12  # typing faster than this filters once

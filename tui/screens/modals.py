@@ -7,7 +7,7 @@ from pathlib import Path
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
@@ -28,7 +28,7 @@ class HelpScreen(ModalScreen[None]):
         self.text = text
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="help-box"):
+        with VerticalScroll(id="help-box"):  # scrolls on a terminal shorter than the help
             yield Panel(self.text, id="help-text")
             yield Label("escape to close", classes="dim")
 
@@ -65,6 +65,29 @@ class ExportScreen(ModalScreen[Path | None]):
             return
         self.app.notify(escape(f"report saved to {path}"), markup=False)
         self.dismiss(path)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class RouteScreen(ModalScreen[str | None]):
+    """Ask for a host pair to route (``host[port] host[port]``); dismissed with the text or None."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, default: str = "") -> None:
+        super().__init__()
+        self.default = default
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="route-box"):
+            yield Label("Route between two hosts (name or name[port], separated by a space):")
+            yield Input(self.default, id="route-pair")
+            yield Label("enter to route, escape to cancel", classes="dim")
+
+    @on(Input.Submitted, "#route-pair")
+    def submit(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value)
 
     def action_cancel(self) -> None:
         self.dismiss(None)

@@ -8,7 +8,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Label, Sparkline
 
-from ..view import fmt_num, safe
+from ..view import fmt_num, safe, time_span
 
 
 class HistoryView(Vertical):
@@ -26,3 +26,6 @@ class HistoryView(Vertical):
             yield Label(safe(f"{name}  ({len(values)} samples: min {fmt_num(min(values))}, "
                              f"max {fmt_num(max(values))}, last {fmt_num(values[-1])})"))
             yield Sparkline(values, summary_function=max, classes="history")
+            times = getattr(values, "times", ())
+            if times:
+                yield Label(safe(f"{time_span(times)}  (one bar per counter interval, oldest left)"), classes="dim axis")

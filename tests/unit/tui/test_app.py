@@ -368,8 +368,11 @@ async def test_mouse_click_on_a_tab_and_a_row(report):
     async with app.run_test(size=SIZE) as pilot:
         screen = await wait_main(pilot)
         await pilot.click("#--content-tab-findings")
-        await settle(pilot, lambda: screen.active_tab == "findings", "the click on the tab")
         table = screen.query_one("#findings-table", ReportTable)
+        # The tab shown and its table laid out and focused: a click before that lands elsewhere.
+        await settle(pilot, lambda: screen.active_tab == "findings" and table.has_focus and table.size.height > 4,
+                     "the click on the tab")
+        await pilot.pause()
         await pilot.click(table, offset=(10, 4))  # border, header, first, second, third row
         assert table.current_key == table.shown[2].key
         assert isinstance(screen.tab("findings"), FindingsTab)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from fabricdoc.tui.app import FabricdocApp, default_impact_factory
 from fabricdoc.tui.screens.detail import DetailScreen
 
-from tests.helpers.tui import MARKUP_LABEL, settle, text_of, wait_main
+from tests.helpers.tui import GENERATED_AT, MARKUP_LABEL, settle, text_of, wait_main, write_history
 
 SIZE = (140, 40)
 
@@ -63,3 +63,77 @@ def test_help(snap_compare, report):
         await pilot.press("question_mark")
 
     assert snap_compare(_app(report), terminal_size=SIZE, run_before=ready)
+
+
+# -- the map, actions and time series (issue 19), at the smallest and a large terminal ----------
+
+SMALL, LARGE = (80, 24), (200, 50)
+
+
+async def _map(pilot):
+    screen = await wait_main(pilot)
+    await pilot.press("6")
+    tab = screen.tab("map")
+    await settle(pilot, lambda: tab.ready, "the map")
+    await pilot.pause()
+    return tab
+
+
+def test_demo_map_with_its_four_faults_80x24(snap_compare, demo_report):
+    async def ready(pilot):
+        await _map(pilot)
+        await pilot.press("j", "j", "l")  # leaf03 x spine02: the symbol errors
+
+    assert snap_compare(_app(demo_report), terminal_size=SMALL, run_before=ready)
+
+
+def test_demo_map_with_a_routed_pair_200x50(snap_compare, demo_report):
+    async def ready(pilot):
+        tab = await _map(pilot)
+        await pilot.press("p", *"node0001 node0027", "enter")
+        await settle(pilot, lambda: bool(tab.hops), "the route")
+
+    assert snap_compare(_app(demo_report), terminal_size=LARGE, run_before=ready)
+
+
+def test_fat_tree_map_in_blocks_80x24(snap_compare):
+    from fabricdoc.fabric.generators import fat_tree_3
+    from fabricdoc.model.records import Observations
+    from fabricdoc.report.report import Report
+
+    report = Report.build(fat_tree_3(8), [], Observations())
+    report.generated_at = GENERATED_AT
+
+    async def ready(pilot):
+        await _map(pilot)
+        await pilot.press("j", "l", "enter")  # the second pod's edges by the agg switches around the pod boundary
+
+    assert snap_compare(_app(report), terminal_size=SMALL, run_before=ready)
+
+
+def test_demo_findings_with_actions_200x50(snap_compare, demo_report):
+    async def ready(pilot):
+        await wait_main(pilot)
+        await pilot.press("2", "j", "j")  # the symbol errors (the flapping cable's evidence carries clock times)
+
+    assert snap_compare(_app(demo_report), terminal_size=LARGE, run_before=ready)
+
+
+def test_demo_findings_with_actions_80x24(snap_compare, demo_report):
+    async def ready(pilot):
+        await wait_main(pilot)
+        await pilot.press("2")
+
+    assert snap_compare(_app(demo_report), terminal_size=SMALL, run_before=ready)
+
+
+def test_link_history_time_series_200x50(snap_compare, report, tmp_path):
+    store = tmp_path / "history.sqlite"
+    write_history(report, store, [0, 6, 18, 48, 50, 120])
+
+    async def ready(pilot):
+        await wait_main(pilot)
+        await pilot.press("2", "j", "enter")  # leaf01[5] -- spine01[1]
+        await settle(pilot, lambda: isinstance(pilot.app.screen, DetailScreen), "the detail")
+
+    assert snap_compare(_app(report, history_path=store), terminal_size=LARGE, run_before=ready)

@@ -187,8 +187,12 @@ def test_store_series_reads_counter_rates_of_past_sweeps(report, index, tmp_path
     write_history(report, store, [0, 6, 18, 48])
     series, note = store_series(store, index, "leaf01", 5)
     assert note is None
-    assert series["leaf01[5] symbol_errors (per second, 3 sweeps)"] == [0.1, 0.2, 0.5]
-    assert series["leaf01[5] xmit_bytes (per second, 3 sweeps)"] == [4000.0, 4000.0, 4000.0]
+    # The counter the finding names comes first, then the port's bandwidth.
+    assert list(series)[:2] == ["leaf01[5] symbol_errors (per second, 3 intervals)",
+                                "leaf01[5] rcv_bytes as Gb/s (3 intervals)"]
+    assert series["leaf01[5] symbol_errors (per second, 3 intervals)"] == [0.1, 0.2, 0.5]
+    assert series["leaf01[5] xmit_bytes as Gb/s (3 intervals)"] == pytest.approx([4000 * 8 / 1e9] * 3)
+    assert series["leaf01[5] xmit_bytes as Gb/s (3 intervals)"].unit == "Gb/s"
     assert not any("rcv_errors" in name for name in series)  # flat at zero: left out
     peer, _ = store_series(store, index, "spine01", 1)
     assert not any("symbol_errors" in name for name in peer)  # its register never moved
