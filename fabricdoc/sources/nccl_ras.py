@@ -253,8 +253,9 @@ def _parse_events_json(text: str, source: str) -> RasReport:
         try:
             ev, end = dec.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
-            raise ParseError(source, exc.lineno, text.splitlines()[exc.lineno - 1][:120] if exc.lineno else "",
-                             f"not a monitor-mode JSON event: {exc.msg}") from None
+            lines = text.splitlines()
+            line = lines[exc.lineno - 1][:120] if 0 < exc.lineno <= len(lines) else ""
+            raise ParseError(source, exc.lineno, line, f"not a monitor-mode JSON event: {exc.msg}") from None
         no = text.count("\n", 0, pos) + 1
         if not isinstance(ev, dict) or not isinstance(ev.get("event"), str):
             raise ParseError(source, no, text[pos:pos + 80], "not a monitor-mode JSON event (no 'event')")

@@ -91,6 +91,7 @@ def test_lines_it_does_not_understand_are_noted_never_dropped_silently():
     ('{"communicators": [1}\n', "x:1"),
     ('{"nccl_version": "2.29"}', "x:1"),
     ('{"event": "PEER_DEAD"}\n{oops', "x:2"),
+    ('{"event": "PEER_DEAD"}\n\n{"event": \n', "x:4"),  # the value is missing at the end, line 4
 ])
 def test_anything_else_is_a_parse_error_naming_file_and_line(text, where):
     with pytest.raises(ParseError) as exc:
