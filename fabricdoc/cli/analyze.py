@@ -38,6 +38,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="saved `ncclras` output (text, `-f json`, or monitor mode `-m`) of a running job: the hosts "
                    "of missing, dead, failed or out-of-step ranks are placed on the fabric (by name, the fabric's "
                    "addresses, or the addresses in --nccl-debug) and joined with what else was found there")
+    p.add_argument("--nccl-inspector", nargs="+", default=[], metavar="PATH",
+                   help="the NCCL Inspector plugin's output (its dump directory or files): each communicator that "
+                   "spans hosts is judged against its peers of the same shape, and group tomography names the "
+                   "cable or switch the slow ones share")
     p.add_argument("--routes", metavar="FILE",
                    help="saved forwarding tables so paths follow the LFTs: ibroute of every switch (concatenated), "
                    "dump_fts, or ibdiagnet2.fdbs")
@@ -86,8 +90,14 @@ def run(args: argparse.Namespace) -> int:
         parts.append(observations_from_nccl_debug(fabric, [read_nccl_debug(f) for f in args.nccl_debug]))
     if args.nccl_ras:
         parts.append(_ras(args.nccl_ras))
-    if not (args.records or args.nccl_logs or args.ibdiagnet or args.nccl_debug or args.nccl_ras):
-        raise ConfigError("nothing to analyze: give --records, --nccl-logs, --nccl-debug, --nccl-ras and/or --ibdiagnet")
+    if args.nccl_inspector:
+        from fabricdoc.analysis.inspector import observations_from_inspector
+        from fabricdoc.sources.nccl_inspector import read_inspector
+
+        parts.append(observations_from_inspector(fabric, read_inspector(args.nccl_inspector)))
+    if not (args.records or args.nccl_logs or args.ibdiagnet or args.nccl_debug or args.nccl_ras or args.nccl_inspector):
+        raise ConfigError("nothing to analyze: give --records, --nccl-logs, --nccl-debug, --nccl-ras, "
+                          "--nccl-inspector and/or --ibdiagnet")
     options = Options(slow_ratio=args.slow_ratio)
     if args.rules:
         options.rules = load_rules(args.rules)

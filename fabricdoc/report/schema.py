@@ -309,7 +309,9 @@ REPORT_SCHEMA: dict[str, Any] = {
                     "members": {"type": "array", "items": _PORT},
                     "test": {"type": "string", "pattern": "^(all_reduce|alltoall|fan:[0-9]+)$",
                              "description": "fan:K: one way, from the first K members to the others"},
-                    "phase": {"enum": ["screen", "split", "confirm", "cross", "full_load"]},
+                    "phase": {"enum": ["screen", "split", "confirm", "cross", "full_load", "job"],
+                              "description": "job: a running job's communicator (NCCL Inspector), judged against "
+                              "its peers of the same shape"},
                     "label": {"type": "string"},
                     "status": {"enum": ["ok", "hung", "wrong", "error"]},
                     "busbw_gbps": _NUM,
