@@ -90,6 +90,9 @@ def slurm_conf(root: Path, ports: list[int], nodes: tuple[str, ...]) -> str:
         "JobCompType=jobcomp/none",
         "SlurmctldTimeout=30",
         "SlurmdTimeout=300",
+        # A job requeued by a failing PrologSlurmctld shows Reason=BeginTime, and a job queued behind it
+        # starts, only at the next backfill pass: every 30 s by default, every second here.
+        "SchedulerParameters=bf_interval=1",
     ]
     for name, port in zip(nodes, node_ports, strict=True):
         lines.append(
