@@ -32,12 +32,11 @@ from typing import Any
 import numpy as np
 
 from fabricdoc.analysis.localize import Options
-from fabricdoc.bandwidth.plan import Plan
-from fabricdoc.bandwidth.runner import TestSpec, run_plan
+from fabricdoc.bandwidth.simulated import SimMeasure
 from fabricdoc.fabric.faults import Fault
 from fabricdoc.fabric.generators import fat_tree_2, fat_tree_3, rail_optimized
 from fabricdoc.model.findings import Finding
-from fabricdoc.model.records import LinkKey, Observations, PairResult, PortRef
+from fabricdoc.model.records import LinkKey, Observations, PortRef
 from fabricdoc.model.topology import Fabric
 from fabricdoc.sources.sim.simulator import Simulator, rerouted_lfts
 from fabricdoc.sweep import measure_and_retest
@@ -254,23 +253,6 @@ def scenarios(large: bool, reps: int, rng: np.random.Generator) -> list[Scenario
 
 
 # -- running and scoring --------------------------------------------------------------------
-
-
-class SimMeasure:
-    """The sweep's simulated bandwidth backend: a plan's rounds on the simulator, judged on today's routes."""
-
-    bidirectional = False
-
-    def __init__(self, sim: Simulator) -> None:
-        self.sim = sim
-
-    def __call__(self, plan: Plan, first_round: int, into: list[PairResult]) -> list[PairResult]:
-        """Run ``plan`` round by round, results appended to ``into``."""
-        def one_round(specs: list[TestSpec]) -> list[PairResult]:
-            return self.sim.measure_round(specs[0].round, [(s.src, s.dst) for s in specs],
-                                          [s.expected_gbps for s in specs], bidirectional=plan.bidirectional)
-
-        return run_plan(self.sim.truth, plan, round_runner=one_round, first_round=first_round, into=into)
 
 
 def findings_for(sc: Scenario, seed: int) -> list[Finding]:

@@ -28,7 +28,6 @@ from fabricdoc.bandwidth.runner import (
     GroupSpec,
     PairRunner,
     ProgressEvent,
-    TestSpec,
     group_rounds,
     run_plan,
 )
@@ -286,6 +285,7 @@ def _impact(fabric: Fabric, findings: list[Finding], report: Report, cfg: SweepC
 
 
 def _simulated(cfg: SweepConfig, progress: Progress, options: Options, state: _Progress):
+    from fabricdoc.bandwidth.simulated import SimMeasure
     from fabricdoc.fabric.fabricfile import faults_from_yaml
     from fabricdoc.sources.fabrics import load_fabric
     from fabricdoc.sources.sim.simulator import Simulator
@@ -304,29 +304,12 @@ def _simulated(cfg: SweepConfig, progress: Progress, options: Options, state: _P
     obs = Observations(before=before, after=after, states=sim.port_states(), events=sim.events(),
                        interval_s=cfg.interval_s)
 
-    class SimMeasure:
-        bidirectional = False
-
-        def __call__(self, plan: Plan, first_round: int, into: list[PairResult]) -> list[PairResult]:
-            def one_round(specs: list[TestSpec]) -> list[PairResult]:
-                return sim.measure_round(specs[0].round, [(s.src, s.dst) for s in specs],
-                                         [s.expected_gbps for s in specs], bidirectional=plan.bidirectional)
-
-            return run_plan(observed, plan, round_runner=one_round, first_round=first_round,
-                            progress=_bandwidth_progress(progress), into=into)
-
-        def group_round(self, into: list[GroupResult]):
-            def one_round(specs: list[GroupSpec]) -> list[GroupResult]:
-                return sim.measure_groups(specs[0].round, [(s.test, s.members) for s in specs],
-                                          [s.expected_gbps for s in specs])
-
-            return group_rounds(round_runner=one_round, into=into)
-
     planned = Planned(ports=cabled_ports(observed))
     state.fabric, state.obs, state.planned = observed, obs, planned
     if not cfg.bandwidth:
         return observed, obs, Measured(localize(observed, obs, options), 0, 0), planned
-    found = measure_and_retest(observed, obs, SimMeasure(), options, retest=cfg.retest, progress=progress,
+    found = measure_and_retest(observed, obs, SimMeasure(sim, _bandwidth_progress(progress)), options,
+                               retest=cfg.retest, progress=progress,
                                **_group_options(cfg))
     planned.tests = found.planned_tests
     return observed, obs, found, planned

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from fabricdoc.bandwidth.plan import Plan
-from fabricdoc.bandwidth.runner import GroupSpec, TestSpec, group_rounds, run_plan
+from fabricdoc.bandwidth.runner import GroupSpec, ProgressEvent, TestSpec, group_rounds, run_plan
 from fabricdoc.model.records import GroupResult, PairResult
 from fabricdoc.sources.sim.simulator import Simulator
 
@@ -15,15 +15,17 @@ class SimMeasure:
 
     bidirectional = False
 
-    def __init__(self, sim: Simulator) -> None:
+    def __init__(self, sim: Simulator, progress: Callable[[ProgressEvent], None] | None = None) -> None:
         self.sim = sim
+        self.progress = progress
 
     def __call__(self, plan: Plan, first_round: int, into: list[PairResult]) -> list[PairResult]:
         def one_round(specs: list[TestSpec]) -> list[PairResult]:
             return self.sim.measure_round(specs[0].round, [(s.src, s.dst) for s in specs],
                                           [s.expected_gbps for s in specs], bidirectional=plan.bidirectional)
 
-        return run_plan(self.sim.truth, plan, round_runner=one_round, first_round=first_round, into=into)
+        return run_plan(self.sim.truth, plan, round_runner=one_round, first_round=first_round,
+                        progress=self.progress, into=into)
 
     def group_round(self, into: list[GroupResult]) -> Callable[..., list[GroupResult]]:
         """The group-round runner isolation calls (results also go to ``into``)."""
