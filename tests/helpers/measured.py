@@ -8,9 +8,17 @@ does not cross. The model's prediction is its now/nominal busbw ratio (ring_step
 
 from __future__ import annotations
 
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
+from types import ModuleType
 
 import tests.helpers.allreduce_worker as allreduce_worker
+import tests.helpers.netns_lab as netns_lab
 from fabricdoc.fabric.generators import fat_tree_2
 from fabricdoc.impact.busbw import ImpactModel
 from fabricdoc.model.records import PortRef
@@ -57,3 +65,41 @@ def predicted_ratio(pick) -> float:
 
 def check(measured: float, predicted: float) -> None:
     assert abs(measured - predicted) <= 0.2 * predicted, (measured, predicted)
+
+
+def lab_module(prefix: str) -> ModuleType:
+    """tests/helpers/netns_lab.py loaded as a module object of its own, creating only ``prefix`` names,
+    so two test files' labs never share (or tear down) each other's namespaces."""
+    spec = importlib.util.spec_from_file_location(f"{prefix}_netns_lab", Path(netns_lab.__file__))
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses look their module up here
+    spec.loader.exec_module(mod)
+    mod.PREFIX, mod.NS_PREFIX = prefix, f"{prefix}-"
+    return mod
+
+
+def measure(lab, fabric, master_port: str, timeout_s: float = 150.0) -> list[dict]:
+    """One gloo all_reduce over every host of ``lab`` (rank order: sorted host ids), each rank's record."""
+    ports = [fabric.host_ports(h)[0] for h in sorted(h.id for h in fabric.hosts())]
+    master = lab.address_of(ports[0])
+    procs = []
+    for rank, port in enumerate(ports):
+        env = {**os.environ, "GLOO_SOCKET_IFNAME": lab.ifname_of(port), "OMP_NUM_THREADS": "1"}
+        argv = ["ip", "netns", "exec", lab.namespace_of(port), sys.executable, str(WORKER),
+                "--rank", str(rank), "--world", str(len(ports)), "--master-addr", master,
+                "--master-port", master_port, "--size-bytes", str(SIZE), "--iters", "3", "--warmup", "1"]
+        procs.append(subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                      text=True, start_new_session=True))
+    records = []
+    try:
+        for p in procs:
+            out, err = p.communicate(timeout=timeout_s)
+            lines = [ln for ln in out.splitlines() if ln.startswith("FDIM_ALLREDUCE ")]
+            assert p.returncode == 0 and lines, f"rank failed ({p.returncode}): {err[-600:]}"
+            records.append(json.loads(lines[-1].split(" ", 1)[1]))
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait(timeout=10)
+    return records

@@ -17,14 +17,9 @@ tell faulty groups from healthy ones (healthy incast fans measured 0.013-0.025 G
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 from fabricdoc.probes.bandwidth import launch
 
-import tests.helpers.netns_lab as netns_lab
 from fabricdoc.analysis.localize import Options, localize
 from fabricdoc.bandwidth.groups import GroupTest, expected_round, screen_rounds
 from fabricdoc.bandwidth.isolate import isolate
@@ -33,24 +28,14 @@ from fabricdoc.fabric.generators import fat_tree_2
 from fabricdoc.model.evidence import GroupLoadEvidence
 from fabricdoc.model.records import Observations, PortRef
 from fabricdoc.sources.group_launch import group_runner
+from tests.helpers.measured import lab_module
 
 RATE_MBIT, SLOW_MBIT = 100.0, 25.0
 
 
-def _lab_module():
-    """tests/helpers/netns_lab.py loaded as our own module object, with our name prefix."""
-    path = Path(netns_lab.__file__)
-    spec = importlib.util.spec_from_file_location("fdgl_netns_lab", path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # dataclasses look their module up here
-    spec.loader.exec_module(mod)
-    mod.PREFIX, mod.NS_PREFIX = "fdgl", "fdgl-"
-    return mod
-
-
 def _lab():
     pytest.importorskip("torch")
-    mod = _lab_module()
+    mod = lab_module("fdgl")
     why = mod.netns_available()
     if why:
         pytest.skip(why)
