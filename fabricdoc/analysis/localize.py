@@ -22,7 +22,13 @@ from fabricdoc.analysis.ras import ras_findings
 from fabricdoc.analysis.rules import DEFAULT_RULES, Rule
 from fabricdoc.analysis.runtime import runtime_findings
 from fabricdoc.fabric.identity import host_nodes
-from fabricdoc.model.evidence import PairSample, SlowPairsEvidence, SwitchLinksEvidence
+from fabricdoc.model.evidence import (
+    CandidatesEvidence,
+    NcclLogEvidence,
+    PairSample,
+    SlowPairsEvidence,
+    SwitchLinksEvidence,
+)
 from fabricdoc.model.findings import Finding
 from fabricdoc.model.memory import gc_paused
 from fabricdoc.model.records import LinkKey, Observations, PairResult
@@ -73,6 +79,7 @@ def _localize(fabric: Fabric, obs: Observations, opt: Options) -> list[Finding]:
     findings += gpu_findings(obs.gpus, fabric)
     findings += _on_fabric(fabric, host_config_findings(obs.host_checks) + kernel_findings(obs.kernel_events))
     findings += runtime_findings(fabric, obs, findings)  # NCCL transports; log lines on cables
+    findings = _explained_by_host(fabric, findings)
     findings += ras_findings(fabric, obs, findings)  # NCCL RAS: lost ranks' hosts
     findings = sort_findings(_merge_same_key(findings))
     for i, f in enumerate(findings, 1):
@@ -168,6 +175,30 @@ def _on_fabric(fabric: Fabric, findings: list[Finding]) -> list[Finding]:
         ids = [nid for name in f.node_ids for nid in (host_nodes(fabric, name) or [name])]
         f.node_ids = list(dict.fromkeys(ids))
     return findings
+
+
+# Host-side faults that slow a host's traffic without any broken part (GPUDirect off, a NIC at x8...).
+HOST_SLOWING = frozenset({"host_config", "pcie_degraded"})
+_ONLY_SLOWNESS = (SlowPairsEvidence, CandidatesEvidence, NcclLogEvidence)
+
+
+def _explained_by_host(fabric: Fabric, findings: list[Finding]) -> list[Finding]:
+    """A host cable blamed only for slow tests, on a host whose configuration slows its traffic, is that
+    host's configuration, not a cable: its slow tests become evidence on the host's finding."""
+    hosts = [f for f in findings if f.fault in HOST_SLOWING]
+    if not hosts:
+        return findings
+    out = []
+    for f in findings:
+        host_ids = {n for n in f.node_ids if n in fabric.nodes and fabric.nodes[n].kind == "host"}
+        owner = next((g for g in hosts if host_ids & set(g.node_ids)), None) if (
+            f.kind in ("link", "nic", "port") and f.fault == "degraded_bandwidth" and host_ids
+            and all(isinstance(e, _ONLY_SLOWNESS) for e in f.evidence)) else None
+        if owner is None:
+            out.append(f)
+        else:  # the slow tests, not the cable-or-NIC candidates (there is no cable to swap)
+            owner.evidence.extend(e for e in f.evidence if not isinstance(e, CandidatesEvidence))
+    return out
 
 
 def _merge_same_key(findings: list[Finding]) -> list[Finding]:

@@ -84,3 +84,28 @@ def test_the_same_host_config_fault_from_sysfs_and_from_nccl_is_one_finding_with
     assert [(f.kind, f.node_ids) for f in findings] == [("host", ["node0002"])]
     assert {e.kind for e in findings[0].evidence} >= {"host", "nccl_log"}
     assert len({f.key for f in findings}) == len(findings)
+
+
+def _slow_tests_of(fabric, host: str, ratio: float):
+    """Every host port to every other: the tests touching ``host`` at ``ratio`` of expected, the rest healthy."""
+    from fabricdoc.model.records import PairResult
+
+    ports = [p for n in fabric.hosts() for p in fabric.host_ports(n.id)]
+    pairs = [(a, b) for a in ports for b in ports if a != b]
+    return [PairResult(a, b, "ok", 400.0 * (ratio if host in (a.node, b.node) else 1.0), 400.0, round=r)
+            for r, (a, b) in enumerate(pairs)]
+
+
+def test_slow_tests_of_a_host_whose_nic_trained_at_x8_are_the_host_not_its_cable():
+    from fabricdoc.analysis.localize import localize
+    from fabricdoc.fabric.generators import fat_tree_2
+    from fabricdoc.model.records import Observations
+
+    fabric = fat_tree_2(2, 1, 2)
+    pairs = _slow_tests_of(fabric, "node0001", 0.5)
+    plain = localize(fabric, Observations(pairs=pairs))
+    assert [(f.kind, f.fault) for f in plain if "node0001" in f.node_ids][0][1] == "degraded_bandwidth"
+    x8 = HostCheck("node0001", "pcie_link", "fail", "mlx5_0 (0000:61:00.0)", "PCIe link trained at x8 16 GT/s, below its x16")
+    found = localize(fabric, Observations(pairs=pairs, host_checks=[x8]))
+    assert [(f.kind, f.fault) for f in found] == [("nic", "pcie_degraded")]
+    assert {e.kind for e in found[0].evidence} == {"host", "pairs"}
