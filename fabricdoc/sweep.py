@@ -235,6 +235,7 @@ def run_sweep(cfg: SweepConfig, progress: Progress | None = None) -> Report:
         report.run_id = state.run_id
     hold_drains(report, cfg.drain_policy, cfg.history)
     rates: dict[str, Any] = {}
+    pools: list[dict[str, Any]] = [{"pairs": report.pairs}]
     if cfg.history:
         from fabricdoc.impact.jobcost import observed_rates
         from fabricdoc.report.history import History
@@ -244,9 +245,10 @@ def run_sweep(cfg: SweepConfig, progress: Progress | None = None) -> Report:
             with History(cfg.history) as store:
                 store.append(report, obs.before + obs.after, obs.events)
                 rates = observed_rates(store.host_failure_rate(report.fabric.get("name")))
+                pools = store.test_pools(str(report.fabric.get("name", "")))  # this sweep's tests included
         except FabricdocError as exc:
             report.errors.append(f"history: {exc}")
-    report.impact = _impact(fabric, findings, report, cfg, rates)
+    report.impact = _impact(fabric, findings, report, cfg, rates, pools)
     progress("impact", 1, 1)
     return report
 
@@ -270,14 +272,17 @@ def _partial(cfg: SweepConfig, state: _Progress, options: Options, started: floa
 
 
 def _impact(fabric: Fabric, findings: list[Finding], report: Report, cfg: SweepConfig,
-            rates: dict[str, Any]) -> dict[str, Any] | None:
+            rates: dict[str, Any], pools: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The impact section; the efficiency is learned from the healthy tests of ``pools`` (this sweep's
+    and, with a history store, its earlier sweeps of this fabric)."""
     from fabricdoc.impact.calibration import learned_efficiency
     from fabricdoc.impact.section import impact_section
 
+    what = "this sweep" if len(pools) <= 1 else f"this sweep and {len(pools) - 1} earlier in the history store"
     return impact_section(
         fabric, findings, [d.node for d in report.drain], job_hosts=cfg.job_hosts, hours=cfg.hours,
         checkpoint_minutes=cfg.checkpoint_minutes, failure_rates=rates,
-        efficiency=learned_efficiency([{"pairs": report.pairs}], report.slow_ratio, "this sweep"),
+        efficiency=learned_efficiency(pools, report.slow_ratio, what),
     )
 
 

@@ -52,7 +52,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="alternative remedies (drains, ports out of service) to list (default 3)")
     p.add_argument("--efficiency", metavar="SPEC", default=None,
                    help="the fabric's efficiency for the expected busbw: one fraction (0.85) or SIZE=FRACTION pairs "
-                   "(1M=0.6,256M=0.9); default: learned from the healthy tests of the report and of --calibrate-from")
+                   "(1M=0.6,256M=0.9); default: learned from the healthy tests of the report and of --calibrate-from "
+                   "(or, without it, of the sweeps in --history)")
     p.add_argument("--calibrate-from", nargs="+", metavar="REPORT", default=None,
                    help="earlier reports of the same fabric whose healthy tests (ok, not slow) give the efficiency per message size")
     p.add_argument("--isolate", action="append", metavar="NODE[PORT]", default=[],
@@ -115,6 +116,13 @@ def efficiency(args: argparse.Namespace, report: Any) -> Any:
     earlier = [Report.load(p) for p in args.calibrate_from or []]
     pools = [{"pairs": r.pairs} for r in [report, *earlier]]
     what = f"this report and {len(earlier)} earlier" if earlier else "this report"
+    if not earlier and args.history:
+        from fabricdoc.report.history import History
+
+        with History(args.history, create=False) as store:
+            stored = store.test_pools(str(report.fabric.get("name", "")))
+        pools += stored
+        what = f"this report and {len(stored)} sweeps in the history store"
     return learned_efficiency(pools, report.slow_ratio, what)
 
 

@@ -49,6 +49,9 @@ CREATE TABLE IF NOT EXISTS findings (
     confidence REAL NOT NULL, node_ids TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS drains (
     sweep_id INTEGER NOT NULL REFERENCES sweeps(id), node TEXT NOT NULL, reason TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS tests (
+    sweep_id INTEGER NOT NULL REFERENCES sweeps(id), src TEXT NOT NULL, dst TEXT NOT NULL, status TEXT NOT NULL,
+    busbw_gbps REAL, expected_gbps REAL, ratio REAL, size_bytes INTEGER);
 """
 
 
@@ -160,9 +163,28 @@ class History:
                 ],
             )
             self.db.executemany("INSERT INTO drains VALUES (?,?,?)", [(sid, d.node, d.reason) for d in report.drain])
+            self.db.executemany(
+                "INSERT INTO tests VALUES (?,?,?,?,?,?,?,?)",
+                [(sid, f"{p['src'][0]}[{p['src'][1]}]", f"{p['dst'][0]}[{p['dst'][1]}]", p.get("status", ""),
+                  p.get("busbw_gbps"), p.get("expected_gbps"), p.get("ratio"), p.get("size_bytes"))
+                 for p in report.pairs],
+            )
         return sid
 
     # -- reading -----------------------------------------------------------------
+    def test_pools(self, fabric: str, sweeps: int = 20) -> list[dict[str, Any]]:
+        """The bandwidth tests of the newest ``sweeps`` sweeps of ``fabric``, one ``{"pairs": [...]}`` per
+        sweep (status, busbw, expected, ratio, message size): what the expected busbw's efficiency is learned from."""
+        ids = [r[0] for r in self.db.execute(
+            "SELECT id FROM sweeps WHERE fabric = ? ORDER BY at DESC, id DESC LIMIT ?", (fabric, max(0, sweeps)))]
+        out = []
+        for sid in ids:
+            rows = self.db.execute("SELECT status, busbw_gbps, expected_gbps, ratio, size_bytes FROM tests "
+                                   "WHERE sweep_id = ?", (sid,))
+            out.append({"pairs": [{"status": s, "busbw_gbps": b, "expected_gbps": e, "ratio": r, "size_bytes": z}
+                                  for s, b, e, r, z in rows]})
+        return [pool for pool in out if pool["pairs"]]
+
     def recent_keys(self, fabric: str, n: int) -> list[set[str]]:
         """The finding keys of the newest ``n`` sweeps of ``fabric``, newest first (drain confirmation)."""
         if n <= 0:

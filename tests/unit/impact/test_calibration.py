@@ -112,3 +112,20 @@ def test_the_impact_command_refuses_a_bad_efficiency_in_one_line(tmp_path):
     section = json.loads(good.stdout)
     assert section["expected_busbw"]["by_algorithm"]["ring"]["efficiency"] == 0.8
     assert "sharp" in section["expected_busbw"]["by_algorithm"]
+
+
+def test_with_a_history_store_the_efficiency_is_learned_from_this_and_the_earlier_sweeps(tmp_path):
+    from fabricdoc.report.history import History
+    from fabricdoc.sweep import SweepConfig, run_sweep
+
+    db = tmp_path / "history.sqlite"
+    first = run_sweep(SweepConfig(fabric="demo", history=str(db), seed=1))
+    second = run_sweep(SweepConfig(fabric="demo", history=str(db), seed=2))
+    alone = sum(e["tests"] for e in first.impact["expected_busbw"]["efficiency_by_size"])
+    both = second.impact["expected_busbw"]
+    assert "this sweep and 1 earlier in the history store" in both["efficiency_source"]
+    healthy = [p for r in (first, second) for p in r.pairs if p["status"] == "ok" and p["ratio"] >= r.slow_ratio]
+    assert sum(e["tests"] for e in both["efficiency_by_size"]) == len(healthy) > alone
+    with History(db, create=False) as store:
+        pools = store.test_pools(str(first.fabric["name"]))
+    assert [len(p["pairs"]) for p in pools] == [len(second.pairs), len(first.pairs)]  # newest first
