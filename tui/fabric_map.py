@@ -31,6 +31,7 @@ GLYPH_FULL = "■"
 GLYPH_REDUCED = "▄"  # trained below what both ends support (half width, lower lane rate)
 GLYPH_DOWN = "✖"
 GLYPH_PATH = "◆"
+BUSY, SATURATED = 0.5, 0.9  # a healthy cable's load (share of its trained rate) that colours its cell
 
 
 def natural_key(text: str) -> tuple[Any, ...]:
@@ -47,12 +48,14 @@ class CellState:
     down: int = 0
     health: Severity | None = None
     capacity: float | None = None  # trained Gb/s over what both ends support, the lowest cable's
+    load: float | None = None  # the busiest cable's load during the sweep (0..1); None: no counter told it
 
     def merge(self, other: CellState) -> CellState:
         caps = [c for c in (self.capacity, other.capacity) if c is not None]
+        loads = [x for x in (self.load, other.load) if x is not None]
         return CellState(self.links + other.links, self.bad + other.bad, self.down + other.down,
                          worst([s for s in (self.health, other.health) if s is not None]),
-                         min(caps) if caps else None)
+                         min(caps) if caps else None, max(loads) if loads else None)
 
 
 EMPTY = CellState()
@@ -68,7 +71,8 @@ def link_state(index: ReportIndex, lids: Iterable[LinkId]) -> CellState:
         health = index.link_health(lid)
         nominal = (lk.get("max_lanes") or lk["lanes"]) * (lk.get("max_lane_gbps") or lk["lane_gbps"])
         cap = (lk["lanes"] * lk["lane_gbps"] / nominal) if nominal else None
-        out = out.merge(CellState(1, int(health is not None), int(lk.get("state") == "down"), health, cap))
+        out = out.merge(CellState(1, int(health is not None), int(lk.get("state") == "down"), health, cap,
+                                  lk.get("load")))
     return out
 
 
@@ -220,8 +224,9 @@ def _rank_of(health: Severity | None) -> int:
 _BY_RANK = {s.rank: s for s in Severity}
 
 
-def compact_states(index: ReportIndex, grid: MapGrid) -> dict[tuple[int, int], tuple[int, int, int, int, float]]:
-    """Each cell as ``(cables, with findings, down, worst severity rank or -1, lowest capacity)``,
+def compact_states(index: ReportIndex, grid: MapGrid) -> dict[tuple[int, int], tuple[int, int, int, int, float, float]]:
+    """Each cell as ``(cables, with findings, down, worst severity rank or -1, lowest capacity, highest load
+    or -1)``,
     ``(row, HOSTS_COLUMN)`` for a row's host cables; made once per grid in one pass (65,536 cables)."""
     cached = grid._compact
     if cached is not None:
@@ -229,10 +234,11 @@ def compact_states(index: ReportIndex, grid: MapGrid) -> dict[tuple[int, int], t
     bad = {lid: sev.rank for lid, sev in index.unhealthy_links().items()}
     links = index.links
 
-    def one(lids: list[LinkId]) -> tuple[int, int, int, int, float]:
+    def one(lids: list[LinkId]) -> tuple[int, int, int, int, float, float]:
         n_bad = down = 0
         rank = -1
         cap = 2.0
+        load = -1.0
         for lid in lids:
             lk = links[lid]
             r = bad.get(lid, -1)
@@ -244,7 +250,10 @@ def compact_states(index: ReportIndex, grid: MapGrid) -> dict[tuple[int, int], t
             nominal = (lk.get("max_lanes") or lk["lanes"]) * (lk.get("max_lane_gbps") or lk["lane_gbps"])
             if nominal:
                 cap = min(cap, lk["lanes"] * lk["lane_gbps"] / nominal)
-        return (len(lids), n_bad, down, rank, cap)
+            used = lk.get("load")
+            if used is not None and used > load:
+                load = used
+        return (len(lids), n_bad, down, rank, cap, load)
 
     out = {key: one(lids) for key, lids in grid.cells.items()}
     out.update(((r, HOSTS_COLUMN), one(lids)) for r, lids in grid.host_links.items())
@@ -260,7 +269,7 @@ def window_states(index: ReportIndex, grid: MapGrid, win: Window) -> dict[tuple[
     r0, rsize, rstop = win.row_blocks[0].start, len(win.row_blocks[0]), win.row_blocks[-1].stop
     c0, csize, cstop = win.col_blocks[0].start, len(win.col_blocks[0]), win.col_blocks[-1].stop
     acc: dict[tuple[int, int], list[Any]] = {}
-    for (r, c), (n, n_bad, down, rank, cap) in compact_states(index, grid).items():
+    for (r, c), (n, n_bad, down, rank, cap, load) in compact_states(index, grid).items():
         if not r0 <= r < rstop:
             continue
         if c == HOSTS_COLUMN:
@@ -271,7 +280,7 @@ def window_states(index: ReportIndex, grid: MapGrid, win: Window) -> dict[tuple[
             continue
         a = acc.get(key)
         if a is None:
-            acc[key] = [n, n_bad, down, rank, cap]
+            acc[key] = [n, n_bad, down, rank, cap, load]
         else:
             a[0] += n
             a[1] += n_bad
@@ -280,8 +289,10 @@ def window_states(index: ReportIndex, grid: MapGrid, win: Window) -> dict[tuple[
                 a[3] = rank
             if cap < a[4]:
                 a[4] = cap
-    return {key: CellState(n, n_bad, down, _BY_RANK.get(rank), None if cap > 1.5 else cap)
-            for key, (n, n_bad, down, rank, cap) in acc.items()}
+            if load > a[5]:
+                a[5] = load
+    return {key: CellState(n, n_bad, down, _BY_RANK.get(rank), None if cap > 1.5 else cap, None if load < 0 else load)
+            for key, (n, n_bad, down, rank, cap, load) in acc.items()}
 
 
 def span_label(labels: Sequence[str], span: range) -> str:
@@ -291,11 +302,20 @@ def span_label(labels: Sequence[str], span: range) -> str:
     return f"{labels[span.start]}…{labels[span.stop - 1]}"
 
 
+def load_style(load: float | None) -> str:
+    """A healthy cell's colour by its busiest cable's load: green, cyan from BUSY, magenta from SATURATED."""
+    if load is not None and load >= SATURATED:
+        return "bold magenta"
+    if load is not None and load >= BUSY:
+        return "cyan"
+    return "green"
+
+
 def glyph(state: CellState, on_path: bool = False) -> Text:
-    """One cell as a coloured glyph: ■ healthy or faulty by colour, ▄ trained below capacity, ✖ down, · no cable."""
+    """One cell as a coloured glyph: ■ by health (a healthy one by load), ▄ trained below capacity, ✖ down, · no cable."""
     if not state.links:
         return Text(GLYPH_NONE, style="dim", end="")
-    style = SEV_STYLE[str(state.health)] if state.health is not None else "green"
+    style = SEV_STYLE[str(state.health)] if state.health is not None else load_style(state.load)
     if on_path:
         return Text(GLYPH_PATH, style=f"{style} bold", end="")
     if state.down:
@@ -305,7 +325,8 @@ def glyph(state: CellState, on_path: bool = False) -> Text:
     return Text(GLYPH_FULL, style=style, end="")
 
 
-LEGEND = (("■", "green", "ok"), ("■", "yellow", "warning"), ("■", "bold red", "error"),
+LEGEND = (("■", "green", "ok"), ("■", "cyan", "busy"), ("■", "bold magenta", "saturated"),
+          ("■", "yellow", "warning"), ("■", "bold red", "error"),
           ("■", "bold white on red", "critical"), ("▄", "", "below capacity"), ("✖", "bold red", "down"),
           ("◆", "bold", "path"), ("·", "dim", "no cable"))
 
@@ -332,6 +353,8 @@ def describe_block(index: ReportIndex, grid: MapGrid, rows: range, cols: range |
     out.append(sev_text(state.health))
     if state.capacity is not None and state.capacity < 0.999:
         out.append(f"  lowest capacity {state.capacity:.0%}", style="yellow")
+    if state.load is not None:
+        out.append(f"  busiest {state.load:.0%} loaded", style=load_style(state.load))
     single = len(rows) == 1 and (cols is None or len(cols) == 1)
     if not single:
         out.append("\nenter zooms in", style="dim")

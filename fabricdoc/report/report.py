@@ -21,7 +21,7 @@ from fabricdoc.errors import FabricdocError
 from fabricdoc.model.findings import Finding
 from fabricdoc.model.inputs import loads_json, read_text
 from fabricdoc.model.memory import gc_paused
-from fabricdoc.model.records import Node, Observations, PortRef
+from fabricdoc.model.records import LinkKey, Node, Observations, PortRef
 from fabricdoc.model.severity import Severity
 from fabricdoc.model.times import now_iso
 from fabricdoc.model.topology import Fabric
@@ -30,6 +30,7 @@ from fabricdoc.report.coverage import measure as measure_coverage
 from fabricdoc.report.drain import DrainEntry, drain_list
 from fabricdoc.report.drain_policy import DrainPolicy, Held, apply_drain_policy
 from fabricdoc.report.files import write_atomic
+from fabricdoc.report.loads import link_loads
 
 SCHEMA_ID = "fabricdoc.report/v1"
 COMPACT_MIN = 4096
@@ -124,7 +125,7 @@ class Report:
             probes=[asdict(p) for p in obs.probes],
             pairs=[_pair_dict(fabric, p) for p in pairs],
             groups=[_group_dict(fabric, g) for g in obs.groups],
-            topology=topology_dict(fabric) if include_topology else None,
+            topology=topology_dict(fabric, link_loads(fabric, obs)) if include_topology else None,
             thresholds=judged,
         )
 
@@ -289,8 +290,10 @@ def _pair_dict(fabric: Fabric, p) -> dict[str, Any]:
     }
 
 
-def topology_dict(fabric: Fabric) -> dict[str, Any]:
-    """The fabric as JSON-able lists: nodes (id, label, kind, ports, guid, attrs) and links."""
+def topology_dict(fabric: Fabric, loads: dict[LinkKey, float] | None = None) -> dict[str, Any]:
+    """The fabric as JSON-able lists: nodes (id, label, kind, ports, guid, attrs) and links (with their
+    ``load`` during the sweep where counters told it, see :func:`fabricdoc.report.loads.link_loads`)."""
+    loads = loads or {}
     return {
         "nodes": [
             {
@@ -312,6 +315,7 @@ def topology_dict(fabric: Fabric) -> dict[str, Any]:
                 "max_lanes": lk.max_lanes,
                 "max_lane_gbps": lk.max_lane_gbps,
                 "state": lk.state,
+                **({"load": loads[lk.key]} if lk.key in loads else {}),
             }
             for lk in fabric.links.values()
         ],
@@ -346,6 +350,7 @@ def topology_columns(topo: dict[str, Any]) -> dict[str, Any]:
             "a": [where[lk["a"][0]] for lk in links], "a_port": [lk["a"][1] for lk in links],
             "b": [where[lk["b"][0]] for lk in links], "b_port": [lk["b"][1] for lk in links],
             **{f: [lk.get(f, "up" if f == "state" else None) for lk in links] for f in _LINK_FIELDS},
+            **({"load": [lk.get("load") for lk in links]} if any("load" in lk for lk in links) else {}),
         },
     }  # fmt: skip
     return cols
@@ -368,6 +373,9 @@ def from_topology_columns(cols: dict[str, Any]) -> dict[str, Any]:
         for a, pa, b, pb, lanes, rate, max_lanes, max_rate, state in zip(
             lk["a"], lk["a_port"], lk["b"], lk["b_port"], *(lk[f] for f in _LINK_FIELDS), strict=True)
     ]
+    for link, load in zip(links, lk.get("load") or (), strict=False):
+        if load is not None:
+            link["load"] = load
     return {"nodes": nodes, "links": links}
 
 

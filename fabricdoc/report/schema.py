@@ -95,7 +95,8 @@ _NODE_COLUMNS = {"id": {"type": "string"}, "label": {"type": "string"}, "kind": 
                  "ports": {"type": "integer"}, "guid": _STR_OR_NULL}
 _LINK_COLUMNS = {"a": _INT, "a_port": {"type": "integer"}, "b": _INT, "b_port": {"type": "integer"},
                  "lanes": {"type": "integer"}, "lane_gbps": {"type": "number"}, "max_lanes": {"type": ["integer", "null"]},
-                 "max_lane_gbps": _NUM, "state": {"enum": ["up", "down"]}}
+                 "max_lane_gbps": _NUM, "state": {"enum": ["up", "down"]},
+                 "load": {"type": ["number", "null"], "minimum": 0, "maximum": 1}}
 _PAIR_COLUMN_TYPES = {"src": {"type": "string"}, "src_port": {"type": "integer"}, "dst": {"type": "string"},
                       "dst_port": {"type": "integer"}, "status": {"enum": ["ok", "hung", "wrong", "error"]},
                       "busbw_gbps": _NUM, "expected_gbps": _NUM, "ratio": _NUM, "round": {"type": "integer"},
@@ -487,6 +488,9 @@ REPORT_SCHEMA: dict[str, Any] = {
                             "max_lanes": {"type": ["integer", "null"]},
                             "max_lane_gbps": _NUM,
                             "state": {"enum": ["up", "down"]},
+                            "load": {"type": "number", "minimum": 0, "maximum": 1,
+                                     "description": "sent bits/s at the busier end over the trained rate during "
+                                     "the sweep's counter interval (absent: no data counter told it)"},
                         },
                     },
                 },

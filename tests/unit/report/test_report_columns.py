@@ -84,3 +84,17 @@ def test_the_printed_schema_describes_the_columns():
     from fabricdoc.report.schema import REPORT_SCHEMA
 
     assert {"topology_columns", "pairs_columns"} <= set(REPORT_SCHEMA["properties"])
+
+
+def test_link_loads_survive_the_columns_and_links_without_one_stay_without():
+    from fabricdoc.report.report import from_topology_columns, topology_columns
+
+    topo = {"nodes": [{"id": "a", "label": "a", "kind": "switch", "ports": 2, "guid": None, "attrs": {}},
+                      {"id": "b", "label": "b", "kind": "switch", "ports": 2, "guid": None, "attrs": {}}],
+            "links": [{"a": ["a", 1], "b": ["b", 1], "lanes": 4, "lane_gbps": 100.0, "max_lanes": 4,
+                       "max_lane_gbps": 100.0, "state": "up", "load": 0.42},
+                      {"a": ["a", 2], "b": ["b", 2], "lanes": 4, "lane_gbps": 100.0, "max_lanes": 4,
+                       "max_lane_gbps": 100.0, "state": "up"}]}
+    assert from_topology_columns(topology_columns(topo)) == topo
+    no_loads = {**topo, "links": [{k: v for k, v in lk.items() if k != "load"} for lk in topo["links"]]}
+    assert "load" not in topology_columns(no_loads)["links"]

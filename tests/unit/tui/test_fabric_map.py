@@ -153,3 +153,31 @@ def test_a_host_pairs_route_goes_hop_by_hop_and_shows_each_hops_state(demo_repor
 def test_a_host_that_cannot_be_routed_is_named(demo_report, text, why):
     with pytest.raises(ValueError, match=why.replace("[", r"\[")):
         parse_end(ReportIndex(demo_report), text)
+
+
+def test_a_healthy_cell_is_coloured_by_its_busiest_cables_load_counted_from_the_sweeps_counters():
+    from fabricdoc.tui.fabric_map import BUSY, SATURATED, load_style
+
+    from fabricdoc.fabric.generators import fat_tree_2
+    from fabricdoc.model.records import PortCounters
+
+    fabric = fat_tree_2(2, 2, 2, lanes=4, lane_gbps=100.0)  # 400 Gb/s cables
+    busy = next(lk.key for lk in fabric.links.values() if {lk.key.a.node, lk.key.b.node} == {"leaf01", "spine01"})
+    end = busy.a if busy.a.node == "leaf01" else busy.b
+    # PortXmitData counts 4-byte words: 380 Gb/s for 10 s at leaf01's uplink, nothing elsewhere.
+    words_sent = int(380e9 * 10 / 8 / 4)
+    before = [PortCounters(e.node, e.port, 0.0, {"PortXmitData": 0}) for k in fabric.links for e in (k.a, k.b)]
+    after = [PortCounters(c.node, c.port, 10.0, {"PortXmitData": words_sent if (c.node, c.port) == tuple(end) else 0})
+             for c in before]
+    report = Report.build(fabric, [], Observations(before=before, after=after, interval_s=10.0))
+    loads = {tuple(map(tuple, (lk["a"], lk["b"]))): lk.get("load") for lk in report.topology["links"]}
+    assert loads[(tuple(busy.a), tuple(busy.b))] == 0.95 and sorted(set(loads.values())) == [0.0, 0.95]
+    index = ReportIndex(Report.from_dict(report.to_dict()))
+    grid = build_grids(index)[0]
+    states = window_states(index, grid, _full(grid))
+    hot = states[(grid.rows.index("leaf01"), grid.cols.index("spine01"))]
+    assert hot.load == 0.95 and hot.health is None and glyph(hot).style == load_style(0.95) == "bold magenta"
+    idle = states[(grid.rows.index("leaf02"), grid.cols.index("spine02"))]
+    assert idle.load == 0.0 and glyph(idle).style == "green" and load_style(BUSY) == "cyan" and SATURATED > BUSY
+    assert "busiest 95% loaded" in describe_block(index, grid, range(grid.rows.index("leaf01"), grid.rows.index("leaf01") + 1),
+                                                  range(grid.cols.index("spine01"), grid.cols.index("spine01") + 1)).plain
