@@ -21,7 +21,8 @@ from fabricdoc.model.severity import Severity
 FAULT = "host_config"
 # Values compared across hosts: (check, value key, what a person reads).
 CONSISTENT = (("mtu", "mtu", "MTU"), ("roce_gid", "v2_ipv4", "RoCE v2 IPv4 GID index"),
-              ("traffic_class", "traffic_class", "traffic class"), ("pfc", "pfc_prios", "PFC priorities"))
+              ("traffic_class", "traffic_class", "traffic class"), ("pfc", "pfc_prios", "PFC priorities"),
+              ("qos_trust", "trust", "QoS trust state"), ("qos_trust", "dscp_map", "DSCP-to-priority map"))
 # Kernel event kinds that are NIC faults: (fault, severity); link and module events go to the flap analysis.
 KERNEL_FAULTS = {"aer": ("pcie_errors", Severity.WARNING), "thermal": ("nic_thermal", Severity.ERROR),
                  "cmd_timeout": ("nic_firmware", Severity.ERROR), "health": ("nic_firmware", Severity.ERROR)}
@@ -67,7 +68,7 @@ def _peer_group(c: HostCheck) -> object:
     """Which checks on other hosts one is compared with: an MTU or PFC setting with the same fabric
     port's (or, with no port, the same interface name's: an IPoIB netdev and a RoCE one rightly
     differ); GID index and traffic class over every RDMA port, as they must agree fabric-wide."""
-    if c.check in ("mtu", "pfc"):
+    if c.check in ("mtu", "pfc", "qos_trust"):
         return ("port", c.port) if c.port is not None else ("ifname", c.subject)
     return None
 

@@ -18,7 +18,18 @@ from pathlib import Path
 from typing import Any
 
 from fabricdoc.probes.health import HealthRecorder
-from fabricdoc.probes.host import dcb, ethtool, hostconfig, kmsg, netlink, netstat, nvml, pcap, tc
+from fabricdoc.probes.host import (
+    dcb,
+    ethtool,
+    hostconfig,
+    kmsg,
+    mlnx_qos,
+    netlink,
+    netstat,
+    nvml,
+    pcap,
+    tc,
+)
 from fabricdoc.probes.host import sysfs as ibsysfs
 
 from fabricdoc.model.records import (
@@ -148,6 +159,7 @@ def collect_host(
             roce |= set(hostconfig.roce_netdevs(config_root))
         for ifname in sorted(roce):
             bundle.host_checks.append(dcb.pfc_check(node, ifname, ports.get(ifname), netns))
+            bundle.host_checks.append(mlnx_qos.qos_check(node, ifname, ports.get(ifname), netns))
     if (use_kmsg and netns is None) or kmsg_file is not None:
         _kernel_log(bundle, node, kmsg_file, config_root, ports)
 

@@ -109,3 +109,10 @@ def test_slow_tests_of_a_host_whose_nic_trained_at_x8_are_the_host_not_its_cable
     found = localize(fabric, Observations(pairs=pairs, host_checks=[x8]))
     assert [(f.kind, f.fault) for f in found] == [("nic", "pcie_degraded")]
     assert {e.kind for e in found[0].evidence} == {"host", "pairs"}
+
+
+def test_the_host_trusting_pcp_while_the_others_trust_dscp_is_named():
+    checks = [HostCheck(h, "qos_trust", "ok", "ens6", "", {"trust": t}, port=1)
+              for h, t in (("a", "dscp"), ("b", "dscp"), ("c", "pcp"))]
+    (f,) = host_config_findings(checks)
+    assert f.name == "c" and "QoS trust state pcp while 2 of 3 read dscp" in f.evidence[0].reason
