@@ -145,6 +145,9 @@ def summary_text(report: Report, evidence_per_finding: int = 3) -> str:
             f"({t.get('pairs_slow', 0)} slow, {t.get('pairs_hung', 0)} hung, {t.get('pairs_wrong', 0)} corrupt, "
             f"{t.get('pairs_error', 0)} could not run)"
         )
+    if t.get("groups_tested"):
+        tested.append(f"{t['groups_tested']} group tests ({t.get('groups_failing', 0)} failing, "
+                      f"{t.get('groups_error', 0)} could not run)")
     if t.get("ports_sampled"):
         secs = float(t.get("interval_s") or 0)
         tested.append(f"{t['ports_sampled']} ports sampled over {secs:.0f}s" if secs >= 100

@@ -14,3 +14,14 @@ def test_group_load_evidence_reads_as_a_sentence_with_its_loads_and_escaped_alte
     assert "6 pair tests through it, 0 slow" in line and "\x1b" not in line
     slow = evidence_line(GroupLoadEvidence(tests=8, failing=8, failing_flows=1, passing_flows=0, worst_ratio=0.4))
     assert "no passing test crossed it" in slow
+
+
+def test_the_summary_counts_group_tests_next_to_the_pairs():
+    from fabricdoc.report.render import summary_text
+    from fabricdoc.sweep import SweepConfig, run_sweep
+
+    report = run_sweep(SweepConfig(fabric="demo", groups=True))
+    assert report.tests["groups_tested"] > 0
+    line = next(ln for ln in summary_text(report).splitlines() if ln.startswith("tested:"))
+    assert f"{report.tests['groups_tested']} group tests ({report.tests['groups_failing']} failing, 0 could not run)" in line
+    assert "group tests" not in summary_text(run_sweep(SweepConfig(fabric="demo")))
