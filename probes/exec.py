@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import shutil
 import signal
 import subprocess
 import threading
@@ -152,3 +153,23 @@ def last_line(text: str, skip: Sequence[str] = ()) -> str:
     """The last non-empty line of a tool's output (what it died saying), at most 200 characters."""
     lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not any(s in ln for s in skip)]
     return lines[-1][:200] if lines else "(no output)"
+
+
+def read_tool(argv: Sequence[str], *, timeout_s: float, tool: str, netns: str | None = None) -> tuple[str | None, str]:
+    """Run a tool that only reads (inside ``netns`` through ``ip netns exec``): ``(stdout, "")`` when it
+    exited 0, else ``(None, why)``: it could not start, timed out, or the last line it printed."""
+    if netns:
+        ip = shutil.which("ip")
+        if ip is None:
+            return None, "the ip command (iproute2) is not installed"
+        argv = [ip, "netns", "exec", netns, *argv]
+    try:
+        done = run(argv, timeout_s=timeout_s, tool=tool)
+    except ProbeError as exc:
+        return None, f"{tool} could not run: {exc}"
+    if done.timed_out:
+        return None, f"{tool} timed out after {timeout_s:g}s"
+    if done.returncode != 0:
+        said = done.stderr if done.stderr.strip() else done.stdout
+        return None, last_line(said) if said.strip() else f"exit status {done.returncode}"
+    return done.stdout, ""

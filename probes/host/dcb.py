@@ -17,7 +17,7 @@ import shutil
 
 from fabricdoc.probes import exec as px
 
-from fabricdoc.errors import ParseError, ProbeError
+from fabricdoc.errors import ParseError
 from fabricdoc.model.records import HostCheck
 
 _CAP = re.compile(r"^pfc-cap (\d+) macsec-bypass (on|off) delay (\d+)\s*$")
@@ -53,25 +53,13 @@ def pfc_check(node: str, ifname: str, port: int | None = None, netns: str | None
     dcb = shutil.which("dcb")
     if dcb is None:
         return check("unknown", "the dcb command (iproute2 >= 5.11) is not installed: PFC not read")
-    argv = [dcb, "pfc", "show", "dev", ifname]
-    if netns:
-        ip = shutil.which("ip")
-        if ip is None:
-            return check("unknown", "the ip command (iproute2) is not installed: PFC not read")
-        argv = [ip, "netns", "exec", netns, *argv]
-    try:
-        done = px.run(argv, timeout_s=timeout_s, tool="dcb")
-    except ProbeError as exc:  # dcb could not be started
-        return check("unknown", f"dcb could not run: {exc}")
-    if done.timed_out:
-        return check("unknown", f"dcb pfc show dev {ifname} timed out after {timeout_s:g}s")
-    if done.returncode != 0:
-        err = px.last_line(done.stderr) if done.stderr.strip() else f"exit status {done.returncode}"
+    out, err = px.read_tool([dcb, "pfc", "show", "dev", ifname], timeout_s=timeout_s, tool="dcb", netns=netns)
+    if out is None:
         if NOT_SUPPORTED in err:
             return check("n/a", f"no DCB on this interface (dcb: {err})")
         return check("unknown", f"dcb pfc show dev {ifname}: {err}")
     try:
-        parsed = parse_dcb_pfc(done.stdout, f"dcb pfc show dev {ifname}")
+        parsed = parse_dcb_pfc(out, f"dcb pfc show dev {ifname}")
     except ParseError as exc:
         return check("unknown", str(exc))
     prios = parsed["pfc_prios"]

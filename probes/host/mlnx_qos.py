@@ -23,7 +23,7 @@ import shutil
 
 from fabricdoc.probes import exec as px
 
-from fabricdoc.errors import ParseError, ProbeError
+from fabricdoc.errors import ParseError
 from fabricdoc.model.records import HostCheck
 
 _TRUST = re.compile(r"^Priority trust state:\s*(\w+)\s*$")
@@ -73,24 +73,11 @@ def qos_check(node: str, ifname: str, port: int | None = None, netns: str | None
     tool = shutil.which("mlnx_qos")
     if tool is None:
         return check("n/a", "MLNX_OFED's mlnx_qos is not installed: the inbox driver exposes no trust state")
-    argv = [tool, "-i", ifname]
-    if netns:
-        ip = shutil.which("ip")
-        if ip is None:
-            return check("unknown", "the ip command (iproute2) is not installed: QoS trust not read")
-        argv = [ip, "netns", "exec", netns, *argv]
-    try:
-        done = px.run(argv, timeout_s=timeout_s, tool="mlnx_qos")
-    except ProbeError as exc:
-        return check("unknown", f"mlnx_qos could not run: {exc}")
-    if done.timed_out:
-        return check("unknown", f"mlnx_qos -i {ifname} timed out after {timeout_s:g}s")
-    if done.returncode != 0:
-        err = px.last_line(done.stderr or done.stdout) if (done.stderr or done.stdout).strip() else \
-            f"exit status {done.returncode}"
+    out, err = px.read_tool([tool, "-i", ifname], timeout_s=timeout_s, tool="mlnx_qos", netns=netns)
+    if out is None:
         return check("unknown", f"mlnx_qos -i {ifname}: {err}")
     try:
-        parsed = parse_mlnx_qos(done.stdout, f"mlnx_qos -i {ifname}")
+        parsed = parse_mlnx_qos(out, f"mlnx_qos -i {ifname}")
     except ParseError as exc:
         return check("unknown", str(exc))
     trust = str(parsed["trust"])
