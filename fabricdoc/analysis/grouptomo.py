@@ -85,7 +85,7 @@ def _own_tests(fabric: Fabric, obs: Observations, slow_ratio: float) -> list[tup
             continue
         load = Counter({("chan", c): n for c, n in channel_load(flows).items()})
         load.update(_switch_load(fabric, flows))
-        slow = g.status == "hung" or (g.ratio is not None and g.ratio < slow_ratio)
+        slow = g.failed(slow_ratio)
         out.append((_Test(load, slow, g), g.round))
     return out
 

@@ -53,14 +53,7 @@ class Isolation:
     @property
     def failing(self) -> list[GroupResult]:
         """The group tests that failed (hung or slow)."""
-        return [g for g in self.results if failed(g, self.slow_ratio)]
-
-
-def failed(result: GroupResult, slow_ratio: float) -> bool:
-    """A group test failed: it hung, or reached less than ``slow_ratio`` of its expected busbw.
-    A test that could not run (``error``) is no evidence either way."""
-    return result.status == "hung" or (result.status == "ok" and result.ratio is not None
-                                        and result.ratio < slow_ratio)
+        return [g for g in self.results if g.failed(self.slow_ratio)]
 
 
 class _State:
@@ -71,7 +64,7 @@ class _State:
         self.passing_load: Counter[Channel] = Counter()  # most flows a passing test put on each direction
 
     def saw(self, test: GroupTest, result: GroupResult) -> None:
-        if result.status != "ok" or failed(result, self.slow_ratio):
+        if result.status != "ok" or result.failed(self.slow_ratio):
             return
         self.good.update(test.members)
         try:
@@ -115,7 +108,7 @@ def isolate(
     for screen in screens:
         if screen:
             results = run(list(screen))
-            failing += [t for t, r in zip(screen, results, strict=True) if failed(r, slow_ratio)]
+            failing += [t for t, r in zip(screen, results, strict=True) if r.failed(slow_ratio)]
     chases: list[_Chase] = []
     wants: dict[int, list[GroupTest]] = {}
 
@@ -177,7 +170,7 @@ def _chase(test: GroupTest, state: _State, probes: int) -> _Chase:
     halves = [_half(h, i, test, state) for i, h in enumerate((a, b), 1)]
     halves = [h for h in halves if h is not None]
     results = yield halves
-    bad = [h for h, r in zip(halves, results, strict=True) if failed(r, slow)]
+    bad = [h for h, r in zip(halves, results, strict=True) if r.failed(slow)]
     if bad:
         return [h for h in bad if len(h.members) > 2 or h.phase != "confirm"]
     # Both halves pass and the whole fails: only the whole group's load shows the fault.
@@ -201,7 +194,7 @@ def _cross_halves(test: GroupTest, state: _State, a: tuple[PortRef, ...],
                   for x, y in pairs if len(x) + len(y) >= 2]
         results = yield probes
         for probe, r in zip(probes, results, strict=True):
-            if failed(r, state.slow_ratio):
+            if r.failed(state.slow_ratio):
                 return probe
     return None
 
@@ -222,14 +215,14 @@ def _substitute(test: GroupTest, state: _State) -> Generator[list[GroupTest], li
         if probe is None:
             break
         results = yield [probe]
-        if failed(results[0], slow):
+        if results[0].failed(slow):
             suspects, last = first, probe
             continue
         probe = _with_good(test, state, second, n)
         if probe is None:
             break
         results = yield [probe]
-        if not failed(results[0], slow):
+        if not results[0].failed(slow):
             break  # neither half fails with good company: the fault needs both halves' flows
         suspects, last = second, probe
     return last
@@ -267,7 +260,7 @@ def _bisect_channels(test: GroupTest, state: _State, limit: int) -> Generator[li
         if not fresh(probe):
             break
         results = yield [probe]  # type: ignore[list-item]
-        candidates = first if failed(results[0], state.slow_ratio) else second
+        candidates = first if results[0].failed(state.slow_ratio) else second
     if len(candidates) != 1:
         return
     chan, edges = candidates[0]

@@ -187,9 +187,11 @@ class PairResult:
     @property
     def ratio(self) -> float | None:
         """Measured over expected bandwidth, when both are known."""
-        if self.busbw_gbps is None or not self.expected_gbps:
-            return None
-        return self.busbw_gbps / self.expected_gbps
+        return _ratio(self.busbw_gbps, self.expected_gbps)
+
+
+def _ratio(measured: float | None, expected: float | None) -> float | None:
+    return None if measured is None or not expected else measured / expected
 
 
 @dataclass(frozen=True)
@@ -220,9 +222,13 @@ class GroupResult:
     @property
     def ratio(self) -> float | None:
         """Measured over expected bus bandwidth, when both are known."""
-        if self.busbw_gbps is None or not self.expected_gbps:
-            return None
-        return self.busbw_gbps / self.expected_gbps
+        return _ratio(self.busbw_gbps, self.expected_gbps)
+
+    def failed(self, slow_ratio: float) -> bool:
+        """It hung, or reached less than ``slow_ratio`` of its expected busbw. A test that could not
+        run (``error``) is no evidence either way."""
+        ratio = self.ratio
+        return self.status == "hung" or (self.status == "ok" and ratio is not None and ratio < slow_ratio)
 
 
 @dataclass(frozen=True)

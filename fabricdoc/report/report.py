@@ -109,8 +109,7 @@ class Report:
         }
         if obs.groups:
             tests["groups_tested"] = len(obs.groups)
-            tests["groups_failing"] = sum(1 for g in obs.groups if g.status == "hung" or (
-                g.status == "ok" and g.ratio is not None and g.ratio < slow_ratio))
+            tests["groups_failing"] = sum(1 for g in obs.groups if g.failed(slow_ratio))
             tests["groups_error"] = sum(1 for g in obs.groups if g.status == "error")
         cov = measure_coverage(fabric, obs, planned or Planned())
         if interrupted:
