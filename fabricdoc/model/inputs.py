@@ -91,6 +91,31 @@ def loads_json(text: str, source: str) -> Any:
     return check_depth(value, source)
 
 
+def json_values(text: str, source: str, invalid: str = "invalid JSON") -> Iterator[tuple[int, int, Any]]:
+    """``(line, offset, value)`` of every JSON value in ``text`` (one, several concatenated, or one per line),
+    as strictly as :func:`loads_json`; a value that cannot be read is a ParseError whose reason starts
+    with ``invalid``."""
+    decoder = json.JSONDecoder(parse_constant=_reject_constant)
+    pos = 0
+    while True:
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+        if pos >= len(text):
+            return
+        no, start = text.count("\n", 0, pos) + 1, pos
+        try:
+            value, pos = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            lines = text.splitlines()
+            line = lines[exc.lineno - 1] if 0 < exc.lineno <= len(lines) else ""
+            raise ParseError(source, exc.lineno, line[:120], f"{invalid}: {exc.msg}") from None
+        except RecursionError:
+            raise ParseError(source, no, "", "nested too deeply") from None
+        except ValueError as exc:  # a non-finite constant, or an integer beyond Python's digit limit
+            raise ParseError(source, no, "", f"{invalid}: {exc}") from None
+        yield no, start, check_depth(value, source)
+
+
 def read_json(path: str | os.PathLike[str], what: str = "JSON file") -> Any:
     return loads_json(read_text(path, what), str(path))
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fabricdoc.errors import ParseError
-from fabricdoc.model.inputs import read_text
+from fabricdoc.model.inputs import json_values, read_text
 
 MAX_FILES = 100_000
 
@@ -68,24 +68,14 @@ def inspector_files(paths: list[str]) -> list[str]:
 
 def parse_inspector(text: str, source: str) -> list[tuple[int, dict]]:
     """``(line, record)`` of one Inspector file, in order (compact lines or pretty-printed objects)."""
-    dec, pos, out = json.JSONDecoder(), 0, []
-    while True:
-        while pos < len(text) and text[pos].isspace():
-            pos += 1
-        if pos >= len(text):
-            return out
-        no = text.count("\n", 0, pos) + 1
-        try:
-            rec, pos = dec.raw_decode(text, pos)
-        except json.JSONDecodeError as exc:
-            lines = text.splitlines()
-            line = lines[exc.lineno - 1] if 0 < exc.lineno <= len(lines) else ""
-            raise ParseError(source, exc.lineno, line[:120], f"not an NCCL Inspector record: {exc.msg}") from None
+    out = []
+    for no, _, rec in json_values(text, source, "not an NCCL Inspector record"):
         header = rec.get("header") if isinstance(rec, dict) else None
         if not isinstance(header, dict) or not ("coll_perf" in rec or "p2p_perf" in rec):
             raise ParseError(source, no, json.dumps(rec)[:120],
                              "not an NCCL Inspector record (needs 'header' and 'coll_perf' or 'p2p_perf')")
         out.append((no, rec))
+    return out
 
 
 def _num(v: object, what: str, source: str, no: int) -> float:

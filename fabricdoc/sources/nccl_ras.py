@@ -32,7 +32,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from fabricdoc.errors import ParseError
-from fabricdoc.model.inputs import read_text
+from fabricdoc.model.inputs import json_values, read_text
 from fabricdoc.model.records import RankSignal
 
 _BANNER = re.compile(r"^NCCL version (\S+)")
@@ -244,19 +244,7 @@ def _event(rep: RasReport, m: re.Match[str], source: str, no: int, line: str) ->
 def _parse_events_json(text: str, source: str) -> RasReport:
     """Monitor-mode JSON: pretty-printed event objects one after another."""
     rep = RasReport(source)
-    dec, pos = json.JSONDecoder(), 0
-    while True:
-        while pos < len(text) and text[pos].isspace():
-            pos += 1
-        if pos >= len(text):
-            return rep
-        try:
-            ev, end = dec.raw_decode(text, pos)
-        except json.JSONDecodeError as exc:
-            lines = text.splitlines()
-            line = lines[exc.lineno - 1][:120] if 0 < exc.lineno <= len(lines) else ""
-            raise ParseError(source, exc.lineno, line, f"not a monitor-mode JSON event: {exc.msg}") from None
-        no = text.count("\n", 0, pos) + 1
+    for no, pos, ev in json_values(text, source, "not a monitor-mode JSON event"):
         if not isinstance(ev, dict) or not isinstance(ev.get("event"), str):
             raise ParseError(source, no, text[pos:pos + 80], "not a monitor-mode JSON event (no 'event')")
         state = EVENT_STATES.get(ev["event"])
@@ -271,7 +259,7 @@ def _parse_events_json(text: str, source: str) -> RasReport:
             rep.signals.append(RankSignal(host, None, "", state, detail, _int(peer.get("pid")),
                                           ",".join(str(d) for d in devs) or None, source, no,
                                           json.dumps(ev, separators=(",", ":"))[:300]))
-        pos = end
+    return rep
 
 
 # -- JSON ------------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from typing import Any
 
 from fabricdoc.errors import ParseError
 from fabricdoc.model.counters import register_problem
-from fabricdoc.model.inputs import check_depth
+from fabricdoc.model.inputs import json_values
 from fabricdoc.model.records import (
     GpuHealth,
     HostCheck,
@@ -189,41 +189,17 @@ def records_to_json(
     return json.dumps(doc, indent=indent, allow_nan=False)
 
 
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"non-finite number {name}")
-
-
 def documents_from_json(text: str, source: str = "<json>") -> list[dict[str, Any]]:
     """Every document in ``text`` (one, several concatenated, or one per line)."""
-    decoder = json.JSONDecoder(parse_constant=_no_constant)
     docs: list[dict[str, Any]] = []
-    pos = 0
-    while True:
-        while pos < len(text) and text[pos].isspace():
-            pos += 1
-        if pos >= len(text):
-            break
-        try:
-            value, end = decoder.raw_decode(text, pos)
-        except json.JSONDecodeError as exc:
-            lines = text.splitlines()
-            line = lines[exc.lineno - 1] if 0 < exc.lineno <= len(lines) else ""
-            raise ParseError(source, exc.lineno, line[:120], f"invalid JSON: {exc.msg}") from None
-        except RecursionError:
-            raise ParseError(source, text.count("\n", 0, pos) + 1, "", "nested too deeply") from None
-        except ValueError as exc:  # an integer beyond Python's digit limit
-            raise ParseError(source, text.count("\n", 0, pos) + 1, "", f"invalid JSON: {exc}") from None
-        check_depth(value, source)
+    for no, start, value in json_values(text, source):
         if isinstance(value, list):
             value = {"format": FORMAT, "version": VERSION, "records": value}
         if not isinstance(value, dict) or value.get("format") != FORMAT:
-            raise ParseError(source, text.count("\n", 0, pos) + 1, text[pos : pos + 80],
-                             f"not a {FORMAT} document")
+            raise ParseError(source, no, text[start : start + 80], f"not a {FORMAT} document")
         if value.get("version") != VERSION:
-            raise ParseError(source, text.count("\n", 0, pos) + 1, str(value.get("version")),
-                             f"unsupported {FORMAT} version")
+            raise ParseError(source, no, str(value.get("version")), f"unsupported {FORMAT} version")
         docs.append(value)
-        pos = end
     return docs
 
 
