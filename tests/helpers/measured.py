@@ -78,6 +78,18 @@ def lab_module(prefix: str) -> ModuleType:
     return mod
 
 
+def usable_lab(prefix: str) -> ModuleType:
+    """:func:`lab_module` for a test that needs torch and network namespaces: skipped when either is missing."""
+    import pytest
+
+    pytest.importorskip("torch")
+    mod = lab_module(prefix)
+    why = mod.netns_available()
+    if why:
+        pytest.skip(why)
+    return mod
+
+
 def measure(lab, fabric, master_port: str, timeout_s: float = 150.0) -> list[dict]:
     """One gloo all_reduce over every host of ``lab`` (rank order: sorted host ids), each rank's record."""
     ports = [fabric.host_ports(h)[0] for h in sorted(h.id for h in fabric.hosts())]

@@ -28,17 +28,13 @@ from fabricdoc.fabric.generators import fat_tree_2
 from fabricdoc.model.evidence import GroupLoadEvidence
 from fabricdoc.model.records import Observations, PortRef
 from fabricdoc.sources.group_launch import group_runner
-from tests.helpers.measured import lab_module
+from tests.helpers.measured import usable_lab
 
 RATE_MBIT, SLOW_MBIT = 100.0, 25.0
 
 
 def _lab():
-    pytest.importorskip("torch")
-    mod = lab_module("fdgl")
-    why = mod.netns_available()
-    if why:
-        pytest.skip(why)
+    mod = usable_lab("fdgl")
     mod.teardown_prefix("fdgl-")  # what an aborted run of this file left behind (our names only)
     fabric = fat_tree_2(leaves=3, spines=1, hosts_per_leaf=2, lanes=1, lane_gbps=RATE_MBIT / 1000)
     return mod, fabric

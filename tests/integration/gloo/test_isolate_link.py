@@ -24,9 +24,9 @@ from tests.helpers.measured import (
     busbw,
     check,
     lab_fabric,
-    lab_module,
     measure,
     on_ring,
+    usable_lab,
 )
 
 MASTER_PORT = "29531"
@@ -47,11 +47,7 @@ def _predicted() -> tuple[float, float, ImpactModel]:
 @pytest.mark.gloo
 @pytest.mark.slow
 def test_taking_the_slow_cable_out_of_service_restores_the_measured_busbw_the_model_predicts():
-    pytest.importorskip("torch")
-    mod = lab_module("fdiso")
-    why = mod.netns_available()
-    if why:
-        pytest.skip(why)
+    mod = usable_lab("fdiso")
     predicted_slow, predicted_isolated, model = _predicted()
     fabric = lab_fabric()
     slow = on_ring(fabric)

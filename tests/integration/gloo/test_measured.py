@@ -30,11 +30,11 @@ from tests.helpers.measured import (
     busbw,
     check,
     lab_fabric,
-    lab_module,
     measure,
     off_ring,
     on_ring,
     predicted_ratio,
+    usable_lab,
 )
 
 
@@ -42,11 +42,7 @@ from tests.helpers.measured import (
 @pytest.mark.gloo
 @pytest.mark.slow
 def test_measured_gloo_allreduce_slowdown_matches_the_model_within_20_percent():
-    pytest.importorskip("torch")
-    mod = lab_module("fdim")
-    why = mod.netns_available()
-    if why:
-        pytest.skip(why)
+    mod = usable_lab("fdim")
     fabric = lab_fabric()
     on, off = on_ring(fabric), off_ring(fabric)
     with mod.NetnsLab(fabric) as lab:
