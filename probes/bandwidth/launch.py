@@ -153,23 +153,20 @@ class NetnsLauncher(Launcher):
     name = "netns"
 
     def procs(self, spec: PairSpec, timeout_s: float) -> list[Proc]:
-        master = self.address(spec.src)
-        out = []
-        for rank, port in ((0, spec.src), (1, spec.dst)):
-            ns = safe_name(self.namespace(port), "namespace")
-            ifname = safe_name(self.ifname(port), "interface")
-            env = {"GLOO_SOCKET_IFNAME": ifname, "NCCL_SOCKET_IFNAME": ifname, "MASTER_ADDR": master}
-            out.append(Proc(["ip", "netns", "exec", ns, *bwtest_argv(spec, rank, master, self.python, timeout_s)], env))
-        return out
+        return self._ranks(spec, (spec.src, spec.dst), timeout_s, {})
 
     def group_procs(self, spec: GroupLaunchSpec, timeout_s: float) -> list[Proc]:
-        master = self.address(spec.members[0])
+        return self._ranks(spec, spec.members, timeout_s, {"OMP_NUM_THREADS": "1"})
+
+    def _ranks(self, spec: PairSpec | GroupLaunchSpec, ports: Sequence[PortRef], timeout_s: float,
+               extra_env: dict[str, str]) -> list[Proc]:
+        """One rank per port, in order, inside its namespace; rank 0's address is the rendezvous."""
+        master = self.address(ports[0])
         out = []
-        for rank, port in enumerate(spec.members):
+        for rank, port in enumerate(ports):
             ns = safe_name(self.namespace(port), "namespace")
             ifname = safe_name(self.ifname(port), "interface")
-            env = {"GLOO_SOCKET_IFNAME": ifname, "NCCL_SOCKET_IFNAME": ifname, "MASTER_ADDR": master,
-                   "OMP_NUM_THREADS": "1"}
+            env = {"GLOO_SOCKET_IFNAME": ifname, "NCCL_SOCKET_IFNAME": ifname, "MASTER_ADDR": master, **extra_env}
             out.append(Proc(["ip", "netns", "exec", ns, *bwtest_argv(spec, rank, master, self.python, timeout_s)], env))
         return out
 
@@ -190,25 +187,18 @@ class SrunLauncher(Launcher):
     name = "srun"
 
     def procs(self, spec: PairSpec, timeout_s: float) -> list[Proc]:
-        master = safe_name(self.hostname(spec.src))
-        out = []
-        for rank, port in ((0, spec.src), (1, spec.dst)):
-            host = safe_name(self.hostname(port))
-            env = {"MASTER_ADDR": master}
-            if self.ifname:
-                nic = safe_name(self.ifname(port), "interface")
-                env.update(GLOO_SOCKET_IFNAME=nic, NCCL_SOCKET_IFNAME=nic)
-            argv = [self.srun, "--nodes=1", "--ntasks=1", f"--nodelist={host}", "--kill-on-bad-exit=1",
-                    f"--time={max(1, int(timeout_s // 60) + 1)}", "--export=ALL", *self.extra]  # fmt: skip
-            if spec.program == "nccl-tests":
-                raise ProbeError("launch", "srun runs nccl-tests through MpirunLauncher or one srun -n 2 step")
-            out.append(Proc([*argv, *bwtest_argv(spec, rank, master, self.python, timeout_s)], env))
-        return out
+        if spec.program == "nccl-tests":
+            raise ProbeError("launch", "srun runs nccl-tests through MpirunLauncher or one srun -n 2 step")
+        return self._ranks(spec, (spec.src, spec.dst), timeout_s)
 
     def group_procs(self, spec: GroupLaunchSpec, timeout_s: float) -> list[Proc]:
-        master = safe_name(self.hostname(spec.members[0]))
+        return self._ranks(spec, spec.members, timeout_s)
+
+    def _ranks(self, spec: PairSpec | GroupLaunchSpec, ports: Sequence[PortRef], timeout_s: float) -> list[Proc]:
+        """One Slurm step per port, in rank order; rank 0's host is the rendezvous."""
+        master = safe_name(self.hostname(ports[0]))
         out = []
-        for rank, port in enumerate(spec.members):
+        for rank, port in enumerate(ports):
             host = safe_name(self.hostname(port))
             env = {"MASTER_ADDR": master}
             if self.ifname:
@@ -232,21 +222,24 @@ class MpirunLauncher(Launcher):
     name = "mpirun"
 
     def procs(self, spec: PairSpec, timeout_s: float) -> list[Proc]:
-        a, b = safe_name(self.hostname(spec.src)), safe_name(self.hostname(spec.dst))
-        argv = [self.mpirun, "-np", "2", "--host", f"{a}:1,{b}:1", "--bind-to", "none",
-                "-x", f"MASTER_ADDR={a}", "-x", f"MASTER_PORT={spec.port}", *self.extra]  # fmt: skip
+        hosts, argv = self._mpirun(spec.port, (spec.src, spec.dst))
         if spec.program == "nccl-tests":
             if not self.nccl_binary:
                 raise ProbeError("launch", "nccl-tests requested but no binary given", status="unsupported")
             return [Proc([*argv, *nccl_tests_argv(self.nccl_binary, spec.size_bytes, spec.iters, spec.warmup)])]
-        return [Proc([*argv, *bwtest_argv(spec, None, a, self.python, timeout_s)])]
+        return [Proc([*argv, *bwtest_argv(spec, None, hosts[0], self.python, timeout_s)])]
 
     def group_procs(self, spec: GroupLaunchSpec, timeout_s: float) -> list[Proc]:
-        hosts = [safe_name(self.hostname(p)) for p in spec.members]
-        argv = [self.mpirun, "-np", str(len(hosts)), "--host", ",".join(f"{h}:1" for h in hosts),
-                "--bind-to", "none", "-x", f"MASTER_ADDR={hosts[0]}", "-x", f"MASTER_PORT={spec.port}",
-                *self.extra]  # fmt: skip
+        hosts, argv = self._mpirun(spec.port, spec.members)
         return [Proc([*argv, *bwtest_argv(spec, None, hosts[0], self.python, timeout_s)])]
+
+    def _mpirun(self, port: int, ports: Sequence[PortRef]) -> tuple[list[str], list[str]]:
+        """The hosts, and one ``mpirun`` with a slot on each (rank 0's host is the rendezvous)."""
+        hosts = [safe_name(self.hostname(p)) for p in ports]
+        argv = [self.mpirun, "-np", str(len(hosts)), "--host", ",".join(f"{h}:1" for h in hosts),
+                "--bind-to", "none", "-x", f"MASTER_ADDR={hosts[0]}", "-x", f"MASTER_PORT={port}",
+                *self.extra]  # fmt: skip
+        return hosts, argv
 
 
 @dataclass
