@@ -164,9 +164,12 @@ def measure_and_retest(
 
 
 def _blamed_links(fabric: Fabric, findings: list[Finding]) -> set[LinkKey]:
-    """The cables the findings so far name (a switch's: all its cables), so group isolation leaves them be."""
+    """The cables the findings so far name (a switch's: all its cables), so group isolation leaves them be.
+    A slow pair no cable explained (``kind == "pair"``) names no cable: groups crossing its hosts are chased."""
     out: set[LinkKey] = set()
     for f in findings:
+        if f.kind == "pair":
+            continue
         if f.kind == "switch":
             out.update(lk.key for nid in f.node_ids if nid in fabric.nodes for lk in fabric.node_links(nid))
         elif f.endpoints and f.node_ids and f.node_ids[0] in fabric.nodes:

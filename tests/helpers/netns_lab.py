@@ -14,6 +14,7 @@ Only names with the ``fdbw`` prefix are created, and teardown deletes them by na
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -175,6 +176,40 @@ class NetnsLab:
                 )
                 _run(["ip", "netns", "exec", e.ns, "nft", "-f", "-"], input_text=script)
                 self._nft.add(e.ns)
+
+    def collapse(self, key: LinkKey, *, over_flows: int, loss_pct: float) -> None:
+        """A load-only fault on one cable: while more than ``over_flows`` TCP flows carry data out of one
+        end at once, drop ``loss_pct`` of the data packets of the flows beyond them; fewer flows keep the
+        full rate. Per end, so per direction, like the flows fabricdoc's load model counts.
+
+        nftables: a dynamic set of at most ``over_flows`` flows (5-tuple) that sent a packet over 1000
+        bytes in the last second; a flow the full set has no room for is the one that loses packets.
+        Idle connections (a rendezvous store's, gloo's unused mesh) carry no data and do not count."""
+        per_mille = max(1, min(1000, int(round(loss_pct * 10))))
+        flow = "ip saddr . ip daddr . tcp sport . tcp dport"
+        for end in self.link_ifaces[key]:
+            e = self.ends[end]
+            data = f'oifname "{e.ifname}" meta l4proto tcp meta length > 1000'
+            script = (
+                f"table inet {PREFIX}collapse {{\n"
+                f" set active {{ type ipv4_addr . ipv4_addr . inet_service . inet_service; size {int(over_flows)}; "
+                "flags dynamic,timeout; timeout 1s; }\n"
+                " chain out {\n  type filter hook postrouting priority 0; policy accept;\n"
+                f"  {data} {flow} @active update @active {{ {flow} }} accept\n"
+                f"  {data} add @active {{ {flow} }} accept\n"  # a full set: no room, falls through
+                f"  {data} numgen random mod 1000 < {per_mille} counter drop\n }}\n}}\n"
+            )
+            _run(["ip", "netns", "exec", e.ns, "nft", "-f", "-"], input_text=script)
+            self._nft.add(e.ns)
+
+    def collapse_drops(self, key: LinkKey) -> int:
+        """Packets the :meth:`collapse` rules of ``key`` dropped so far (both ends)."""
+        total = 0
+        for end in self.link_ifaces[key]:
+            e = self.ends[end]
+            out = _run(["ip", "netns", "exec", e.ns, "nft", "list", "table", "inet", f"{PREFIX}collapse"])
+            total += sum(int(n) for n in re.findall(r"counter packets (\d+)", out))
+        return total
 
     def link_down(self, key: LinkKey) -> None:
         """Take one cable down (both ends): traffic over it black-holes, tests hang."""

@@ -8,11 +8,15 @@ through the netns launcher and check their data. Then leaf01's uplink is shaped 
 25 Mbit/s and group screening and isolation run alone (no pair tests): the
 localization over the group results names that cable.
 
-Not here (see the commit message): a load-only fault. A tbf whose queue is cut to 96 KB
-(``burst 64kb limit 96kb``) keeps one TCP flow at full rate (0.08-0.09 Gb/s measured)
-and collapsed a six-host alltoall once (0.014 against 0.041 Gb/s healthy), but with gloo
-on this machine's two shared cores the collapse did not repeat reliably enough to
-tell faulty groups from healthy ones (healthy incast fans measured 0.013-0.025 Gb/s).
+Then a load-only fault: leaf01's uplink keeps its rate for up to three flows carrying data
+at once and loses 40% of the data packets of any more (NetnsLab.collapse, nftables). The
+sweep's measure loop runs the pair rounds (every pair passes: one flow per cable) and
+then the groups (alltoall screening and adaptive isolation); localization names that
+cable, in the direction that collapsed, as a load-only fault.
+Measured here: pairs 0.62-0.97 of expected, the six-host alltoall 0.13, the 2+2
+cross-leaf alltoall 0.24, one-way fans of two senders over the uplink 0.18-0.20 and of
+one 0.90, fans into each leaf01 host 0.98 (a tbf whose queue was cut short did not
+collapse reliably on this machine's two shared cores; dropping a counted flow's packets does).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from fabricdoc.fabric.generators import fat_tree_2
 from fabricdoc.model.evidence import GroupLoadEvidence
 from fabricdoc.model.records import Observations, PortRef
 from fabricdoc.sources.group_launch import group_runner
+from fabricdoc.sweep import LauncherMeasure, SweepConfig, measure_and_retest
 from tests.helpers.measured import usable_lab
 
 RATE_MBIT, SLOW_MBIT = 100.0, 25.0
@@ -94,3 +99,32 @@ def test_group_isolation_alone_names_a_slow_uplink_from_the_groups_routed_paths(
     first = findings[0]
     assert set(first.node_ids) == {"leaf01", "spine01"}, (first, groups)
     assert first.evidence_of(GroupLoadEvidence), first
+
+
+@pytest.mark.netns
+@pytest.mark.gloo
+@pytest.mark.slow
+def test_a_load_only_uplink_the_pair_rounds_pass_is_found_by_the_groups_and_named():
+    mod, fabric = _lab()
+    uplink = next(k for k in fabric.links if {k.a.node, k.b.node} == {"leaf01", "spine01"})
+    options = Options(slow_ratio=0.3)  # gloo's alltoall reaches ~0.5 of the flow model's figure when healthy
+    with mod.NetnsLab(fabric) as lab:
+        _address(lab, fabric)
+        lab.collapse(uplink, over_flows=3, loss_pct=40.0)
+        cfg = SweepConfig(launcher="netns", size_bytes=1 << 20, test_timeout_s=60.0)
+        obs = Observations()
+        found = measure_and_retest(fabric, obs, LauncherMeasure(fabric, cfg, lambda *_: None), options, groups=True)
+        drops = lab.collapse_drops(uplink)
+    pairs = [(str(p.src), str(p.dst), p.status, p.ratio) for p in obs.pairs]
+    groups = [(g.label, g.test, g.status, None if g.ratio is None else round(g.ratio, 3)) for g in obs.groups]
+    crossing = [p for p in obs.pairs if uplink in fabric.path(p.src, p.dst)]
+    # The pair rounds crossed the uplink and never saw the fault: one flow per cable keeps the rate.
+    assert crossing and all(p.status == "ok" and p.ratio >= options.slow_ratio for p in obs.pairs), pairs
+    assert drops > 0, groups  # the collapse really fired, under the groups' load
+    collapsed = [f for f in found.findings if f.fault == "load_collapse"]
+    assert [f.fault for f in found.findings] == ["load_collapse"], (found.findings, groups)
+    (f,) = collapsed
+    assert set(f.node_ids) == {"leaf01", "spine01"}, (f, groups)
+    (ev,) = f.evidence_of(GroupLoadEvidence)
+    assert ev.pair_slow == 0 and ev.failing_flows > ev.passing_flows >= 1, ev
+    assert ev.toward == ("spine01", uplink.b.port if uplink.b.node == "spine01" else uplink.a.port), ev
