@@ -78,12 +78,24 @@ def _sampled_twice(obs: Observations) -> set[PortRef]:
     return {PortRef(c.node, c.port) for c in obs.after if (c.node, c.port) in first}
 
 
+def _stray_ports(fabric: Fabric, obs: Observations) -> list[PortRef]:
+    """Ports of the fabric's nodes that records name past the node's port count (port 0, a switch's
+    management port, is a real port)."""
+    refs = {(r.node, r.port) for r in (*obs.before, *obs.after, *obs.states, *obs.events)}
+    return sorted(PortRef(n, p) for n, p in refs if n in fabric.nodes and p > fabric.nodes[n].num_ports)
+
+
 def measure(fabric: Fabric, obs: Observations, planned: Planned) -> Coverage:
     """The coverage of ``obs`` against ``planned`` on ``fabric``."""
     cov = Coverage()
     for run in obs.probes:
         if run.status in BLIND:
             cov.add(f"{run.probe} on {run.target}", f"{run.status}: {run.error or 'no detail'}")
+    for ref in _stray_ports(fabric, obs):
+        node = fabric.nodes[ref.node]
+        cov.add(f"records of {fabric.label(ref.node)}[{ref.port}]",
+                f"the fabric's {node.kind} has ports 1..{node.num_ports}: records of a port it does not have "
+                "were not analysed")
     for c in obs.host_checks:
         if c.status == "unknown":
             cov.add(f"host check {c.check} on {fabric.label(c.node)} {c.subject}", f"could not read: {c.reason}")

@@ -210,7 +210,8 @@ def records_from_json(text: str, source: str = "<json>") -> list[Record]:
         records = doc.get("records")
         if not isinstance(records, list):
             raise ParseError(source, 0, "", "document has no records list")
-        out.extend(record_from_dict(r, source, len(out) + i) for i, r in enumerate(records))
+        start = len(out)  # records are numbered across the documents of the file
+        out.extend(record_from_dict(r, source, start + i) for i, r in enumerate(records))
     return out
 
 
@@ -241,10 +242,19 @@ def observations_from_records(records: list[Record]) -> Observations:
 
 
 def load_records(paths: list[str]) -> Observations:
-    """Read files written by ``fabricdoc probe`` (fabricdoc-records JSON) into one Observations."""
+    """Read files written by ``fabricdoc probe`` (fabricdoc-records JSON) into one Observations;
+    a file holding no records is a ``records`` ProbeRun error (something planned was not seen)."""
     from fabricdoc.model.inputs import read_text
 
     records: list[Record] = []
+    empty: list[ProbeRun] = []
     for path in paths:
-        records.extend(records_from_json(read_text(path, "records"), source=str(path)))
-    return observations_from_records(records)
+        text = read_text(path, "records")
+        got = records_from_json(text, source=str(path))
+        if not got:  # a host whose probe wrote nothing: not seen, never a silent pass
+            why = "empty file (0 bytes)" if not text else "no records in it"
+            empty.append(ProbeRun("records", str(path), "error", 0.0, f"{path}: {why}: no probe output"))
+        records.extend(got)
+    obs = observations_from_records(records)
+    obs.probes.extend(empty)
+    return obs

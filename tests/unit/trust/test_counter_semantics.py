@@ -77,6 +77,16 @@ def test_a_4_bit_register_cannot_read_16():
                           .replace(": 15", ": 16"), "r.json")
 
 
+def test_a_refused_record_is_named_by_its_place_in_the_file():
+    recs = [PortCounters("n", 1, float(t), {"LocalLinkIntegrityErrors": 15}) for t in range(3)]
+    text = records_to_json(recs)
+    bad = text[: text.rindex(": 15")] + ": 16" + text[text.rindex(": 15") + 4 :]  # the third record
+    with pytest.raises(ParseError, match="record 2 "):
+        records_from_json(bad, "r.json")
+    with pytest.raises(ParseError, match="record 3 "):
+        records_from_json(records_to_json(recs[:1]) + "\n" + bad, "r.json")  # numbered across documents
+
+
 def test_negative_and_garbled_sysfs_counters_are_refused_at_parse():
     with pytest.raises(ParseError):
         parse_counter("-5\n", "symbol_error")

@@ -69,6 +69,27 @@ def test_an_empty_records_file_is_not_a_pass(tmp_path, capsys):
     assert main(["analyze", "--fabric", str(_fabric_file(tmp_path)), "--records", str(empty)]) == 2
 
 
+def test_an_empty_records_file_beside_full_ones_is_not_seen_and_stops_a_pass(tmp_path, capsys):
+    files = [_records(tmp_path, f"r{i}.json", [_sample(f"node000{i}", t) for t in (0.0, 10.0)]) for i in range(1, 5)]
+    empty = tmp_path / "node0005.json"
+    empty.write_text("")  # a host whose probe wrote nothing
+    out = tmp_path / "rep.json"
+    code = main(["analyze", "--fabric", str(_fabric_file(tmp_path)), "--records", *files, str(empty), "-o", str(out)])
+    assert code == 2
+    assert "empty file (0 bytes)" in capsys.readouterr().out
+    rep = json.loads(out.read_text())
+    assert rep["verdict"] == "incomplete" and rep["coverage"]["not_seen"][0]["what"] == f"records on {empty}"
+
+
+def test_counters_of_a_port_the_node_does_not_have_are_not_seen(tmp_path, capsys):
+    recs = [_sample(f"node000{i}", t) for i in range(1, 5) for t in (0.0, 10.0)]
+    recs += [PortCounters("node0001", 5000, t, {"SymbolErrorCounter": sym}, source="sysfs")
+             for t, sym in ((0.0, 0), (10.0, 60000))]  # errors on a port node0001 (one port) does not have
+    code = main(["analyze", "--fabric", str(_fabric_file(tmp_path)), "--records", _records(tmp_path, "r.json", recs)])
+    assert code == 2
+    assert "records of node0001[5000]: the fabric's host has ports 1..1" in capsys.readouterr().out
+
+
 def test_tests_that_could_not_run_are_not_faults_and_drain_no_one():
     fabric = fat_tree_2(2, 1, 2)
     ports = fabric.host_ports()
