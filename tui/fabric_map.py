@@ -104,24 +104,16 @@ class MapGrid:
 
 
 def switch_level(index: ReportIndex) -> dict[str, int]:
-    """Each switch's level: the ``level`` attribute where every switch has one, else its hop
-    distance from the hosts (leaf = 1), as routing counts it."""
+    """Each switch's level: the ``level`` attribute where every switch has one, else
+    :meth:`Fabric.levels <fabricdoc.model.topology.Fabric.levels>` of the report's fabric
+    (hop distance from the hosts, leaf = 1; a switch no host reaches is 1 there too)."""
     attrs = {nid: index.nodes[nid].get("attrs", {}).get("level") for nid in index.switches}
     if attrs and all(isinstance(v, int) for v in attrs.values()):
         return {nid: int(v) for nid, v in attrs.items()}  # type: ignore[arg-type]
-    level: dict[str, int] = {}
-    frontier = {peer for h in index.hosts for _, _, (peer, _) in index.ports_of(h)
-                if index.nodes.get(peer, {}).get("kind") == "switch"}
-    n = 1
-    while frontier:
-        for nid in frontier:
-            level[nid] = n
-        n += 1
-        frontier = {peer for nid in frontier for _, _, (peer, _) in index.ports_of(nid)
-                    if index.nodes.get(peer, {}).get("kind") == "switch" and peer not in level}
-    for nid in index.switches:
-        level.setdefault(nid, n)
-    return level
+    if not index.switches:
+        return {}
+    levels = index.report.fabric_model().levels()
+    return {nid: levels[nid] for nid in index.switches}
 
 
 LEVEL_WORDS = {2: {2: "spine", 1: "leaf"}, 3: {3: "core", 2: "aggregation", 1: "edge"}}

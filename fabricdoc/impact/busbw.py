@@ -27,15 +27,16 @@ How findings change capacity ("now"), decided here once:
   route around a dead part); a host left without a route makes the job 0.
 - ``hung``: the link is up but its tests never finished: capacity 0.
 - ``width_degraded`` / ``speed_degraded``: the fabric's Link already carries the
-  trained lanes and lane rate; evidence ``lanes`` / ``lane_gbps`` lowers it further.
-- ``degraded_bandwidth`` (and any other fault whose evidence carries a measured
-  ``ratio``, ``median_ratio`` or ``slow_pairs``): capacity = median ratio x the
-  smaller of the link's nominal rate and the pairs' expected bandwidth (a pair
-  tested alone runs at its bottleneck link's rate).
-- evidence ``capacity_gbps`` / ``measured_gbps`` caps the link directly.
+  trained lanes and lane rate; the finding's StateEvidence ``lanes`` / ``lane_gbps``
+  lowers it further.
+- a link, port or NIC finding with slow-test evidence (SlowPairsEvidence, as ``degraded_bandwidth``
+  has), congestion excepted: capacity = the median of its ``median_ratio`` values x
+  the smaller of the link's nominal rate and the median ``expected_gbps`` of its slow
+  pairs (a pair tested alone runs at its bottleneck link's rate).
 - anything else (symbol errors, flapping, congestion, corruption) leaves the
   capacity alone: it costs reliability, which the job cost counts, not bandwidth.
-- a switch finding other than dead names no single link: no capacity change.
+- a switch, host or GPU finding that is not ``dead``/``down`` names no single link:
+  no capacity change (a GPU finding never changes the fabric).
 
 "Nominal" is every link up at ``Link.nominal_gbps`` (what both ends support).
 

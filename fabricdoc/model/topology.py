@@ -84,7 +84,7 @@ class Fabric:
         self.links[key] = link
         self._port_link[a] = key
         self._port_link[b] = key
-        self._invalidate()
+        self.invalidate()
         return link
 
     def routes_cached(self) -> int:
@@ -102,11 +102,18 @@ class Fabric:
         for key in list(itertools.islice(cache, since, None)):  # a dict keeps insertion order
             del cache[key]
 
-    def _invalidate(self) -> None:
+    def invalidate(self) -> None:
+        """Forget the routes, levels and indexes worked out from the cabling and tables.
+
+        Call it after changing the fabric in place (a link's ``state``, lanes or rate,
+        ``lfts``, ``port_lids``): they are worked out again on demand. Adding a link does it.
+        """
         self._route_cache.clear()
         self._updown = None
         self._levels = None
         self._node_index = None
+
+    _invalidate = invalidate  # the name callers used before it was public
 
     # -- queries ----------------------------------------------------------
     def hosts(self) -> list[Node]:

@@ -21,10 +21,11 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from fabricdoc.errors import ConfigError, FabricdocError
-from fabricdoc.model.records import Observations, ProbeRun
+from fabricdoc.model.records import Observations, ProbeStatus
 from fabricdoc.model.topology import Fabric
 from fabricdoc.probes import exec as px
 from fabricdoc.probes.bandwidth.launch import safe_name
+from fabricdoc.probes.health import HealthRecorder, one_line
 from fabricdoc.sources.records import observations_from_records, records_from_json
 
 LAUNCHERS = ("local", "netns", "srun", "mpirun")
@@ -76,7 +77,7 @@ def collect(
     limit = timeout_s if timeout_s is not None else interval_s + 60.0
     argvs = {h: probe_argv(fabric, h, launcher, interval_s) for h in names}
     parts: list[Observations] = []
-    runs: list[ProbeRun] = []
+    health = HealthRecorder()
     done = 0
 
     def one(host: str):
@@ -89,19 +90,22 @@ def collect(
             done += 1
             if progress:
                 progress("probe", done, len(names))
+            took = round(took, 3)
             if rc is None:
-                runs.append(ProbeRun("probe", host, "timeout", round(took, 3), f"killed after {limit:g}s"))
+                health.record("probe", host, ProbeStatus.TIMEOUT, took, f"killed after {limit:g}s")
                 continue
             try:
                 records = records_from_json(out, source=f"probe on {host}")
             except FabricdocError as exc:
-                last = (err.strip().splitlines() or [str(exc)])[-1]
-                runs.append(ProbeRun("probe", host, "error", round(took, 3), last[:300]))
+                health.record("probe", host, ProbeStatus.ERROR, took, px.last_line(err) if err.strip() else one_line(exc))
                 continue
             parts.append(observations_from_records(records))
-            runs.append(ProbeRun("probe", host, "ok" if rc == 0 else "error", round(took, 3),
-                                 None if rc == 0 else (err.strip().splitlines() or ["failed"])[-1][:300]))
+            if rc == 0:
+                health.record("probe", host, ProbeStatus.OK, took)
+            else:
+                health.record("probe", host, ProbeStatus.ERROR, took,
+                              px.last_line(err) if err.strip() else f"exit status {rc}")
     obs = Observations.merged(parts)
-    obs.probes.extend(runs)
+    obs.probes.extend(health.runs)
     obs.interval_s = obs.interval_s or interval_s
     return obs

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+import networkx as nx
 import numpy as np
 
 from fabricdoc.errors import TopologyError
@@ -128,7 +129,7 @@ class Simulator:
                     link.lane_gbps = f.lane_gbps
         if truth.lfts and any(link.state == "down" for link in truth.links.values()):
             truth.lfts = rerouted_lfts(truth)
-        truth._invalidate()
+        truth.invalidate()
         return truth
 
     # -- records -------------------------------------------------------------
@@ -449,6 +450,10 @@ def rerouted_lfts(fabric: Fabric) -> dict[str, dict[int, int]]:
             live[key.b.node].append((key.b, key.a.node))
     tables: dict[str, dict[int, int]] = {sw.id: {} for sw in fabric.switches()}
     switch_ids = set(tables)
+    between_switches = nx.Graph()  # the live switch-to-switch cabling: hop counts to each leaf
+    between_switches.add_nodes_from(switch_ids)
+    between_switches.add_edges_from((here, far) for here in switch_ids for _port, far in live[here] if far in switch_ids)
+    to_leaf: dict[str, dict[str, int]] = {}
     for dst, lid in sorted(fabric.port_lids.items(), key=lambda kv: kv[1]):
         link = fabric.link_at(dst)
         if link is None or link.state == "down" or fabric.nodes[dst.node].kind != "host":
@@ -457,16 +462,9 @@ def rerouted_lfts(fabric: Fabric) -> dict[str, dict[int, int]]:
         if leaf.node not in switch_ids:
             continue
         tables[leaf.node][lid] = leaf.port
-        dist = {leaf.node: 0}
-        frontier = [leaf.node]
-        while frontier:
-            nxt = []
-            for here in frontier:
-                for _port, far in live[here]:
-                    if far in switch_ids and far not in dist:
-                        dist[far] = dist[here] + 1
-                        nxt.append(far)
-            frontier = nxt
+        if leaf.node not in to_leaf:
+            to_leaf[leaf.node] = nx.single_source_shortest_path_length(between_switches, leaf.node)
+        dist = to_leaf[leaf.node]
         for sw, d in dist.items():
             if d == 0:
                 continue

@@ -126,7 +126,7 @@ def test_the_full_load_ring_is_judged_against_the_impact_models_busbw():
     assert judged == pytest.approx(ImpactModel(fab).busbw())
     assert flow_model == pytest.approx(judged)  # the flow model and the impact model agree on a ring
     fab.links[_uplink(fab, "leaf02", "spine01")].lanes = 1  # trained at quarter width: both see it
-    fab._invalidate()
+    fab.invalidate()
     (flow_model,) = expected_round(fab, [ring])
     (judged,) = group_expectation(fab, [ring])
     assert flow_model == pytest.approx(judged)

@@ -113,7 +113,7 @@ def test_the_same_fabric_gets_the_same_plan_in_every_process():
     assert len(outputs) == 1
 
 
-# -- rail fabrics at scale (issue 16): within the round budget, cover 2 on every cable, repeatable --
+# -- rail fabrics at scale: within the round budget, every cable covered twice, the same plan every run --
 
 
 @pytest.mark.parametrize(

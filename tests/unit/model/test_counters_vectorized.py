@@ -1,5 +1,7 @@
 """Deltas of many ports at once (numpy) give exactly what the one-port rule gives, port by port."""
 
+from dataclasses import replace
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -45,10 +47,12 @@ def _samples(draw):
 
 
 def _one_port_at_a_time(before, after, changed_only):
+    """``deltas`` of one port per call, each port declaring every register's width (its own, else the
+    registry's): a port with declared widths takes the one-port rule, and the registry's widths change nothing."""
     out = []
     for b, a in zip(before, after, strict=True):
-        defs = [(n, c, (1 << c.width_bits) - 1) for n in a.values if (c := ctr.lookup(n)) and c.cls != "gauge"]
-        out.extend(ctr._port_deltas(a, b, defs, changed_only))
+        widths = {**{n: c.width_bits for n in a.values if (c := ctr.lookup(n)) is not None}, **a.width_bits}
+        out.extend(ctr.deltas([b], [replace(a, width_bits=widths)], changed_only=changed_only))
     return out
 
 

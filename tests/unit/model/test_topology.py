@@ -71,7 +71,7 @@ def test_routing_avoids_a_down_link():
     first = fabric.path(src, dst)
     uplink = first[1]
     fabric.links[uplink].state = "down"
-    fabric._invalidate()
+    fabric.invalidate()
     second = fabric.path(src, dst)
     assert uplink not in second
     _check_path(fabric, src, dst, second)
@@ -85,7 +85,7 @@ def test_lft_routes_follow_the_tables_not_the_generator():
     path = fabric.path(PortRef("node0001", 1), dst)
     assert any(e.node == "spine02" for k in path for e in (k.a, k.b))
     fabric.lfts["spine02"] = {}
-    fabric._invalidate()
+    fabric.invalidate()
     with pytest.raises(TopologyError, match="no LFT entry"):
         fabric.path(PortRef("node0001", 1), dst)
 
@@ -114,7 +114,7 @@ def test_a_down_spine_link_never_strands_a_route():
     # leaf01 -> node0004 (under leaf02) must not climb to spine01 once spine01--leaf02 is down.
     fabric = fat_tree_2(2, 2, 2)
     fabric.links[fabric.link_at(PortRef("spine01", 2)).key].state = "down"
-    fabric._invalidate()
+    fabric.invalidate()
     for src in fabric.host_ports("node0001") + fabric.host_ports("node0002"):
         for dst in fabric.host_ports("node0003") + fabric.host_ports("node0004"):
             path = fabric.path(src, dst)

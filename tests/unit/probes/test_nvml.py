@@ -1,4 +1,4 @@
-"""GPU health mapping, tested with the FakeNvml stand-in (no GPU here) and the real 'no NVML' path."""
+"""GPU health mapping, tested with the FakeNvml stand-in (no GPU here), "no NVML" included."""
 
 from __future__ import annotations
 
@@ -6,23 +6,21 @@ import os
 
 import pynvml
 import pytest
+from fabricdoc.probes.health import HealthRecorder
 from fabricdoc.probes.host import nvml
 
-from fabricdoc.errors import ProbeError
+from fabricdoc.model.records import ProbeStatus
 from tests.helpers.nvml_standin import FakeNvml
 
 
-def test_no_nvml_library_is_a_clear_unsupported_record_on_this_machine():
-    with pytest.raises(ProbeError) as exc:
-        nvml.collect_gpus("node1")  # the real pynvml: no driver here
-    assert exc.value.status == "unsupported"
-    assert str(exc.value) == "nvml: no NVML: NVML Shared Library Not Found"
-
-
-def test_driver_not_loaded_is_unsupported_too():
-    with pytest.raises(ProbeError, match="no NVML: Driver Not Loaded") as exc:
-        nvml.collect_gpus("node1", FakeNvml(init_error=pynvml.NVML_ERROR_DRIVER_NOT_LOADED))
-    assert exc.value.status == "unsupported"
+@pytest.mark.parametrize("code", [pynvml.NVML_ERROR_LIBRARY_NOT_FOUND, pynvml.NVML_ERROR_DRIVER_NOT_LOADED])
+def test_no_nvml_library_or_driver_is_an_unsupported_probe_run_and_no_gpu_records(code):
+    health = HealthRecorder()
+    found = health.call("nvml", "node1", lambda: nvml.collect_gpus("node1", FakeNvml(init_error=code), sysfs_root=None))
+    assert found is None  # nothing to judge: no GpuHealth record, so no GPU finding can come of it
+    (run,) = health.runs
+    assert (run.probe, run.target, run.status) == ("nvml", "node1", ProbeStatus.UNSUPPORTED)
+    assert run.error.startswith("nvml: no NVML") and str(pynvml.NVMLError(code)) in run.error
 
 
 def test_health_fields_map_from_nvml_calls():

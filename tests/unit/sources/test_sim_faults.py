@@ -36,7 +36,7 @@ def _with_lfts(fabric: Fabric) -> Fabric:
                 here = nxt.a if nxt.a.node == switch else nxt.b  # the port it leaves by
                 lfts.setdefault(switch, {})[fabric.port_lids[dst]] = here.port
     fabric.lfts = lfts
-    fabric._invalidate()
+    fabric.invalidate()
     return fabric
 
 

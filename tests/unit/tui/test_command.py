@@ -5,18 +5,40 @@ from __future__ import annotations
 import subprocess
 import sys
 
-import pytest
+from fabricdoc.tui import app as tui_app
 from fabricdoc.tui.app import FabricdocApp
 
-from fabricdoc.cli.tui import _sweep_fn
-from fabricdoc.errors import FabricdocError
+from fabricdoc.cli.main import main
 from fabricdoc.report.report import Report
 from tests.helpers.tui import async_test, wait_main
 
 
-def test_sweep_arguments_are_parsed_by_the_sweep_parser_and_the_report_is_written(tmp_path):
+def sweep_handed_to_the_app(monkeypatch, sweep_args: list[str]):
+    """What ``fabricdoc tui --sweep SWEEP_ARGS`` hands the app: ``(sweep function, export path)``.
+
+    A recorder stands in for the app (a test has no terminal to run it in).
+    """
+    handed = {}
+
+    class RecordingApp:
+        error = None
+        return_code = 0
+
+        def __init__(self, report, *, sweep, export_path, **_kw) -> None:
+            handed.update(report=report, sweep=sweep, export_path=export_path)
+
+        def run(self) -> None:
+            pass
+
+    monkeypatch.setattr(tui_app, "FabricdocApp", RecordingApp)
+    assert main(["tui", "--sweep", *sweep_args]) == 0
+    assert handed["report"] is None
+    return handed["sweep"], handed["export_path"]
+
+
+def test_sweep_arguments_are_parsed_by_the_sweep_parser_and_the_report_is_written(tmp_path, monkeypatch):
     out = tmp_path / "live.json"
-    sweep, output = _sweep_fn(["--fabric", "demo", "--seed", "3", "-o", str(out)])
+    sweep, output = sweep_handed_to_the_app(monkeypatch, ["--fabric", "demo", "--seed", "3", "-o", str(out)])
     assert output == str(out)
     stages = []
     report = sweep(lambda stage, done, total: stages.append((stage, done, total)))
@@ -25,14 +47,14 @@ def test_sweep_arguments_are_parsed_by_the_sweep_parser_and_the_report_is_writte
     assert {s for s, _, _ in stages} >= {"bandwidth", "impact"}
 
 
-def test_bad_sweep_arguments_are_one_error():
-    with pytest.raises(FabricdocError, match="bad sweep arguments: --no-such-flag"):
-        _sweep_fn(["--no-such-flag"])
+def test_bad_sweep_arguments_are_one_error_and_exit_2(capsys):
+    assert main(["tui", "--sweep", "--no-such-flag"]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == "fabricdoc tui: error: bad sweep arguments: --no-such-flag"
 
 
 @async_test
-async def test_the_demo_sweep_runs_live_in_the_app(tmp_path):
-    sweep, _ = _sweep_fn(["--fabric", "demo", "-o", str(tmp_path / "r.json")])
+async def test_the_demo_sweep_runs_live_in_the_app(tmp_path, monkeypatch):
+    sweep, _ = sweep_handed_to_the_app(monkeypatch, ["--fabric", "demo", "-o", str(tmp_path / "r.json")])
     app = FabricdocApp(None, sweep=sweep, impact_factory=None)
     async with app.run_test(size=(160, 48)) as pilot:
         screen = await wait_main(pilot)

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from fabricdoc.tui.app import FabricdocApp, default_impact_factory
-from fabricdoc.tui.fabric_map import GLYPH_PATH, HOSTS_COLUMN
+from fabricdoc.tui.fabric_map import GLYPH_PATH, HOSTS_COLUMN, build_grids, switch_level
 from fabricdoc.tui.screens.detail import DetailScreen
 from fabricdoc.tui.screens.modals import RouteScreen
+from fabricdoc.tui.view import ReportIndex
 from fabricdoc.tui.widgets.fabric_map import FabricMap
 
-from fabricdoc.fabric.generators import fat_tree_3
-from fabricdoc.model.records import Observations
+from fabricdoc.fabric.generators import fat_tree_2, fat_tree_3
+from fabricdoc.model.records import Node, Observations, PortRef
 from fabricdoc.report.report import Report
 from tests.helpers.tui import async_test, settle, shown, text_of, wait_main
 
@@ -156,8 +159,8 @@ async def test_a_click_moves_the_cursor_and_a_second_click_opens(demo_report):
     app = FabricdocApp(demo_report, impact_factory=None)
     async with app.run_test(size=LARGE) as pilot:
         tab, fm = await open_map(pilot)
-        lw = fm._label_width()
-        x = lw + 1 + 4 + 3 * 1 + 1  # row label, host cell and bar, then the second column's glyph
+        header = fm.render().plain.splitlines()[0]
+        x = re.search(r"\b2\b", header).start()  # the second column's glyph sits under its number
         await pilot.click(FabricMap, offset=(x + 1, 1 + 1 + 2))  # border and padding, header, third row
         assert fm.cursor == (2, 1)
         await pilot.click(FabricMap, offset=(x + 1, 1 + 1 + 2))
@@ -231,3 +234,18 @@ async def test_a_route_asked_while_the_impact_model_builds_waits_for_its_fabric(
         built.set()
         await settle(pilot, lambda: bool(tab.hops), "the route")
         assert impact.model_state == "ready" and "1 of 4 hops with findings" in info(app)
+
+
+def test_a_switch_no_host_reaches_is_mapped_at_the_level_the_fabric_model_gives_it():
+    fabric = fat_tree_2(2, 2, 2)
+    for sw in fabric.switches():
+        sw.attrs.pop("level", None)  # as discovered fabrics come: levels from the cabling
+    for name in ("island1", "island2"):
+        fabric.add_node(Node(name, "switch", name, 4))
+    fabric.add_link(PortRef("island1", 1), PortRef("island2", 1))  # cabled to each other only
+    index = ReportIndex(Report.build(fabric, [], Observations()))
+    levels = fabric.levels()
+    assert switch_level(index) == {sw.id: levels[sw.id] for sw in fabric.switches()}
+    (grid,) = build_grids(index)  # leaf x spine: rows level 1, columns level 2
+    drawn_at = {**{n: 1 for n in grid.rows}, **{n: 2 for n in grid.cols}}
+    assert drawn_at["island1"] == levels["island1"] and drawn_at["island2"] == levels["island2"]

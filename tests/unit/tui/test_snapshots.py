@@ -65,7 +65,7 @@ def test_help(snap_compare, report):
     assert snap_compare(_app(report), terminal_size=SIZE, run_before=ready)
 
 
-# -- the map, actions and time series (issue 19), at the smallest and a large terminal ----------
+# -- the map, actions and time series, at the smallest and a large terminal ----------
 
 SMALL, LARGE = (80, 24), (200, 50)
 
