@@ -139,7 +139,7 @@ def measure_and_retest(
     measure(plan, 0, obs.pairs)
     findings = localize(fabric, obs, options)
     rounds, planned = len(plan.rounds), plan.test_count
-    suspects = retest_suspects(fabric, findings) if retest else []
+    suspects = retest_suspects(fabric, findings, obs.pairs) if retest else []
     if suspects:
         again = retest_plan(fabric, suspects, bidirectional=measure.bidirectional)
         measure(again, rounds, obs.pairs)

@@ -6,8 +6,10 @@ the class rules (``fault_classes.toml``, data) decide what explains what — a
 congested port explains the slow tests through it, symbol errors explain a slow
 cable — and the evidence's sides decide the part: the port where congestion builds
 up, the host's NIC when only the host side saw errors or the CA stopped answering,
-the cable when the switch side saw them too. Where the counters cannot tell a NIC
-from its cable, the finding names both and what would tell them apart.
+the cable when both sides saw them. Where the counters cannot tell a NIC from its
+cable (only one side saw errors, or slow tests with clean counters), the finding
+names both and what would tell them apart. Congestion counters are told from error
+counters by the counter table's class (:mod:`fabricdoc.model.counters`), not their spelling.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 
 from fabricdoc.analysis.blame import Blame
 from fabricdoc.errors import ConfigError
+from fabricdoc.model.counters import canonical_class
 from fabricdoc.model.evidence import CandidatesEvidence, CounterEvidence, Evidence
 from fabricdoc.model.records import LinkKey, PortRef
 from fabricdoc.model.severity import Severity, worst
@@ -32,7 +35,6 @@ FAULT_PRIORITY = (
 )
 ERROR_FAULTS = frozenset({"symbol_errors", "rcv_errors"})
 PORT_FAULTS = frozenset({"congestion", "pause_storm"})
-CONGESTION_WORDS = ("wait", "discard", "pause", "cnp", "ecn", "backlog")  # counters that measure queueing
 SWAP_TEST = ("swap the cable (or move it to another switch port): errors that stay with the host's port "
              "are the NIC, errors that follow the cable are the cable")
 SLOW_HOST_TEST = ("re-test the host over another cable or port, and read both ends' counters under load: "
@@ -125,10 +127,15 @@ def classify(fabric: Fabric, key: LinkKey, blame: Blame,
         return Verdict(fault, "nic", severity, host_end)
     if fault in ERROR_FAULTS:
         sides = _error_sides(fabric, key, blame.evidence)
+        nic, cable = _names(fabric, key, host_end)
         if sides == {host_end}:
-            nic, cable = _names(fabric, key, host_end)
             return Verdict(fault, "nic", severity, host_end, CandidatesEvidence(
                 (nic, cable), f"only the host's end counted errors, its switch end is clean; {SWAP_TEST}"))
+        if sides == {key.other(host_end)}:
+            # The switch receives damaged frames from the host: its cable, or the NIC that sends them.
+            return Verdict(fault, "link", severity, None, CandidatesEvidence(
+                (cable, nic), f"only the switch's end counted errors, the host's end is clean: the cable or "
+                f"the host NIC's transmitter; {SWAP_TEST}"))
         return Verdict(fault, "link", severity, None)
     if fault in ("degraded_bandwidth", "hung"):
         nic, cable = _names(fabric, key, host_end)
@@ -160,7 +167,8 @@ def _error_sides(fabric: Fabric, key: LinkKey, evidence: list[Evidence]) -> set[
 
 
 def _congestion_counter(name: str) -> bool:
-    return any(w in name for w in CONGESTION_WORDS)
+    """Whether a fabricdoc counter measures queueing (the counter table's class, not its spelling)."""
+    return canonical_class(name) == "congestion"
 
 
 def _congested_port(fabric: Fabric, key: LinkKey, evidence: list[Evidence]) -> PortRef:

@@ -1,20 +1,31 @@
-"""Which cables deserve a targeted re-test: the ones blamed from bandwidth alone, and their twins."""
+"""Which cables deserve a targeted re-test: the ones blamed from bandwidth alone, their twins, and the
+cables hidden behind a link trained low (every test through them also ran through it)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+from fabricdoc.errors import TopologyError
 from fabricdoc.model.evidence import SlowPairsEvidence
 from fabricdoc.model.findings import Finding
-from fabricdoc.model.records import LinkKey, PortRef
+from fabricdoc.model.records import LinkKey, PairResult, PortRef
 from fabricdoc.model.topology import Fabric
 
 RETEST_FAULTS = frozenset({"degraded_bandwidth", "hung"})
+# A link up at a lower rate holds every test through it to that rate: cables behind it went untested.
+TRAINED_LOW = frozenset({"width_degraded", "speed_degraded"})
 
 
-def retest_suspects(fabric: Fabric, findings: Iterable[Finding]) -> list[LinkKey]:
-    """Cables that bandwidth tomography blamed (link and host-cable "nic" findings) and the
-    cables equally likely from the same tests, in order: what the re-test round probes."""
+def retest_suspects(fabric: Fabric, findings: Iterable[Finding],
+                    pairs: Iterable[PairResult] | None = None) -> list[LinkKey]:
+    """Cables that bandwidth tomography blamed (link and host-cable "nic" findings), the cables
+    equally likely from the same tests, and the cables hidden behind a link named trained low,
+    in order: what the re-test round probes (routing around the named links).
+
+    Hidden cables are the trained-low link's neighbours (cables sharing a switch or host with it);
+    given the sweep's ``pairs``, only those whose every test that ran also crossed a named link.
+    """
+    findings = list(findings)
     out: dict[LinkKey, None] = {}
     for f in findings:
         if f.kind not in ("link", "nic") or f.fault not in RETEST_FAULTS or len(f.node_ids) != 2 or not f.endpoints:
@@ -26,4 +37,40 @@ def retest_suspects(fabric: Fabric, findings: Iterable[Finding]) -> list[LinkKey
             link = fabric.link_at(end)
             if link is not None:
                 out[link.key] = None
+    for key in hidden_cables(fabric, findings, pairs):
+        out.setdefault(key, None)
     return list(out)
+
+
+def hidden_cables(fabric: Fabric, findings: Iterable[Finding],
+                  pairs: Iterable[PairResult] | None = None) -> list[LinkKey]:
+    """The up cables next to a link a finding names trained low (width or speed) that no test showed on
+    their own: with ``pairs``, those whose every finished test also crossed a named trained-low link."""
+    low: list[LinkKey] = []
+    for f in findings:
+        if f.kind in ("link", "nic") and f.fault in TRAINED_LOW and len(f.node_ids) == 2 and f.endpoints:
+            link = fabric.link_at(PortRef(f.node_ids[0], int(f.endpoints[0][1])))
+            if link is not None:
+                low.append(link.key)
+    if not low:
+        return []
+    named = set(low)
+    near: dict[LinkKey, None] = {}
+    for key in low:
+        for end in (key.a, key.b):
+            for link in fabric.node_links(end.node):
+                if link.key not in named and link.state == "up":
+                    near[link.key] = None
+    if pairs is None:  # a host's cable carries the fewest tests: the likeliest to have had none of its own
+        return [k for k in near if any(fabric.nodes[e.node].kind == "host" for e in (k.a, k.b))]
+    alone: set[LinkKey] = set()  # cables some finished test crossed without a named trained-low link
+    for p in pairs:
+        if p.status != "ok":
+            continue
+        try:
+            path = fabric.path(p.src, p.dst)
+        except TopologyError:
+            continue
+        if not named.intersection(path):
+            alone.update(path)
+    return [k for k in near if k not in alone]

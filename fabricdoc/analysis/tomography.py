@@ -13,13 +13,20 @@ from collections import defaultdict
 
 from fabricdoc.analysis.blame import Blame
 from fabricdoc.errors import TopologyError
-from fabricdoc.model.evidence import CandidatesEvidence, PairSample, SlowPairsEvidence
+from fabricdoc.model.evidence import (
+    CandidatesEvidence,
+    PairSample,
+    SlowPairsEvidence,
+    StateEvidence,
+)
 from fabricdoc.model.flows import maxmin, shares_channels
 from fabricdoc.model.paths import directed, is_bidirectional
 from fabricdoc.model.records import LinkKey, Observations, PairResult, PortRef
 from fabricdoc.model.topology import Fabric
 
 HARD_FAULTS = frozenset({"down", "width_degraded", "speed_degraded", "not_responding", "not_discovered"})
+# Hard faults that leave a link up at a lower rate: they explain a slow test only as far as that rate does.
+SLOWING_FAULTS = frozenset({"width_degraded", "speed_degraded"})
 
 
 def _contention(
@@ -54,6 +61,8 @@ def from_pairs(fabric: Fabric, obs: Observations, slow_ratio: float, suspect_fra
     tests_through: dict[LinkKey, list[int]] = defaultdict(list)
     slow: set[int] = set()
     pairs = obs.pairs
+    slowed = {k: trained_share(fabric, k, b) for k, b in blame.items()
+              if SLOWING_FAULTS & set(b.faults) and k in fabric.links}
     paths: list[tuple[LinkKey, ...]] = []
     channels: list[list] = []
     for i, p in enumerate(pairs):
@@ -74,6 +83,13 @@ def from_pairs(fabric: Fabric, obs: Observations, slow_ratio: float, suspect_fra
             continue
         if p.status == "hung" or (p.ratio is not None and p.ratio < slow_ratio):
             slow.add(i)
+        elif _masked(fabric, p, path, slowed, slow_ratio):
+            # A link trained low was this test's bottleneck: it ran at that link's rate and says
+            # nothing of the other cables on its path (a slow one may hide behind it).
+            for key in path:
+                if key in slowed:
+                    tests_through[key].append(i)
+            continue
         for key in path:
             tests_through[key].append(i)
     if not slow:
@@ -83,16 +99,25 @@ def from_pairs(fabric: Fabric, obs: Observations, slow_ratio: float, suspect_fra
         slow = {i for i in slow if i not in shared or (pairs[i].ratio or 0.0) / shared[i] < slow_ratio}
         if not slow:
             return []
-    # Slow pairs already explained by hard evidence (down, width) need no suspect. A down
-    # link also slows the pairs rerouted around it, so its pairs' routes before the
-    # failure count too.
+    # Slow pairs already explained by hard evidence need no suspect. A link gone (down, silent,
+    # undiscovered) explains every slow test on it; a down link also slows the pairs rerouted
+    # around it, so its pairs' routes before the failure count too. A link trained low explains
+    # a test only as far as its lower rate accounts for the test's ratio: a test slower than
+    # that has a second fault on its path, and stays evidence for the next suspect.
     hard = {k for k, b in blame.items() if HARD_FAULTS & set(b.faults)}
+    gone = {k for k in hard if set(blame[k].faults) & (HARD_FAULTS - SLOWING_FAULTS)}
     down = [k for k in hard if "down" in blame[k].faults]
     before = fabric.with_all_links_up() if down and not fabric.lfts else None
 
     def explained(i: int) -> bool:
-        if hard.intersection(paths[i]):
+        if gone.intersection(paths[i]):
             return True
+        on_path = [k for k in paths[i] if k in slowed]
+        if on_path:
+            accounted = accounted_ratio(fabric, pairs[i], on_path, slowed)
+            ratio = pairs[i].ratio
+            if ratio is not None and pairs[i].status == "ok" and ratio >= slow_ratio * accounted:
+                return True
         if before is None:
             return False
         try:
@@ -151,6 +176,41 @@ def from_pairs(fabric: Fabric, obs: Observations, slow_ratio: float, suspect_fra
     return [pairs[i] for i in left]
 
 
+def trained_share(fabric: Fabric, key: LinkKey, blame: Blame) -> float:
+    """The fraction of its nominal rate a link trained at, from the fabric and the states reported."""
+    link = fabric.links[key]
+    share = link.capacity_gbps / link.nominal_gbps if link.nominal_gbps else 1.0
+    for ev in blame.evidence:
+        if not isinstance(ev, StateEvidence):
+            continue
+        said = 1.0
+        if ev.lanes and ev.supported_lanes:
+            said *= min(1.0, ev.lanes / ev.supported_lanes)
+        if ev.lane_gbps and ev.supported_lane_gbps:
+            said *= min(1.0, ev.lane_gbps / ev.supported_lane_gbps)
+        share = min(share, said)
+    return share
+
+
+def accounted_ratio(fabric: Fabric, pair: PairResult, keys: list[LinkKey], slowed: dict[LinkKey, float]) -> float:
+    """The ratio links trained low (``keys``, with their ``slowed`` shares) leave a test: their trained
+    rate over the rate the test was judged against (1.0 when its expectation already counted it)."""
+    expected = pair.expected_gbps
+    if not expected:
+        return 1.0
+    rate = min(fabric.links[k].nominal_gbps * slowed[k] for k in keys)
+    return min(1.0, rate / expected)
+
+
+def _masked(fabric: Fabric, pair: PairResult, path: tuple[LinkKey, ...], slowed: dict[LinkKey, float],
+            slow_ratio: float) -> bool:
+    """Whether a link trained low held the test well below what its path's other cables carry."""
+    if not slowed or not pair.expected_gbps or not any(k in slowed for k in path):
+        return False
+    others = [fabric.links[k].capacity_gbps for k in path if k not in slowed]
+    return bool(others) and pair.expected_gbps < slow_ratio * min(others)
+
+
 def _cover(remaining: set[int], suspects: dict[LinkKey, set[int]], pairs: list[PairResult],
            blame: dict[LinkKey, Blame], tests_through: dict[LinkKey, list[int]]) -> list[LinkKey]:
     """Greedy set cover: the fewest suspects that explain ``remaining`` slow tests (ties broken by
@@ -176,17 +236,19 @@ def _cover(remaining: set[int], suspects: dict[LinkKey, set[int]], pairs: list[P
 
 def _slower_than_explained(unexplained: set[int], chosen: list[LinkKey], suspects: dict[LinkKey, set[int]],
                            pairs: list[PairResult], paths: list[tuple[LinkKey, ...]], slow_ratio: float) -> set[int]:
-    """Slow tests well below what the chosen suspects on their path explain."""
+    """Slow tests well below what the chosen suspects on their path explain. A slow cable caps every
+    test through it at one rate, so rates are compared in Gb/s: tests judged against different
+    expectations (one also crossed a link trained low) still measure the same cap."""
     own: dict[LinkKey, float] = {}
     for key in chosen:
-        ratios = [pairs[i].ratio for i in suspects[key] if pairs[i].ratio is not None]
-        if ratios:
-            own[key] = max(ratios)
+        rates = [pairs[i].busbw_gbps for i in suspects[key] if pairs[i].ratio is not None]
+        if rates:
+            own[key] = max(r for r in rates if r is not None)
     out = set()
     for i in unexplained:
-        ratio = pairs[i].ratio
+        rate = pairs[i].busbw_gbps if pairs[i].ratio is not None else None
         named = [own[k] for k in paths[i] if k in own]
-        if ratio is not None and named and ratio < slow_ratio * min(named):
+        if rate is not None and named and rate < slow_ratio * min(named):
             out.add(i)
     return out
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 
 from fabricdoc.bandwidth.plan import Plan, PlanBuilder, Test
 from fabricdoc.errors import TopologyError
@@ -19,32 +20,43 @@ def retest_plan(
     bidirectional: bool = False,
     tries: int = 800,
     seed: int = 1,
+    avoid: Iterable[LinkKey] = (),
 ) -> Plan:
     """A targeted round: re-test each suspect cable over several different paths.
 
     For every suspect, ``per_suspect`` tests through it whose other cables
     differ from each other (so a slow result points at the shared suspect) and
     ``controls`` tests that start or end next to it but avoid every suspect
-    (so its neighbours are shown healthy). Tests are packed into as few
-    rounds as the per-direction rule allows.
+    (so its neighbours are shown healthy). Tests route around the known faults
+    where they can: the links in ``avoid`` and the links the fabric shows trained
+    below their width or speed (a test through one runs at its rate and hides the
+    suspect). Tests are packed into as few rounds as the per-direction rule allows.
     """
     mark = fabric.routes_cached()
     b = PlanBuilder(fabric, bidirectional, seed)
     suspect_set = set(suspects)
+    known = set(avoid) | {k for k, lk in fabric.links.items()
+                          if lk.state == "up" and lk.capacity_gbps < lk.nominal_gbps * 0.99}
     targets: dict[Test, LinkKey | None] = {}
     for link in suspects:
         if link not in fabric.links:
             raise TopologyError(f"retest: {link} is not a cable of fabric {fabric.name!r}")
         chosen: list[Test] = []
         seen_links: set[LinkKey] = set()
-        for test in b.through(link, tries):
-            others = b.links(test) - {link}
-            if others & seen_links and len(chosen) < per_suspect:
-                continue
-            chosen.append(test)
-            seen_links |= others
-            b.place(test)
-            targets[test] = link
+        around = known - {link}
+        # Around the known faults first (over different paths, then over any), through them only
+        # when no other path carries enough tests: a test through one runs at its rate.
+        for clear, diverse in ((True, True), (True, False), (False, True)) if around else ((False, True),):
+            for test in b.through(link, tries):
+                others = b.links(test) - {link}
+                if (clear and others & around) or test in targets or (diverse and others & seen_links):
+                    continue
+                chosen.append(test)
+                seen_links |= others
+                b.place(test)
+                targets[test] = link
+                if len(chosen) >= per_suspect:
+                    break
             if len(chosen) >= per_suspect:
                 break
         found = 0

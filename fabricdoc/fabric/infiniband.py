@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import fields, replace
+from typing import Protocol
 
 from fabricdoc.fabric.hostmap import HostMap
 from fabricdoc.fabric.identity import identify
-from fabricdoc.model.ib import IbCable, IbPortState, IbTopology
+from fabricdoc.model.ib import IB_SPEEDS, IbCable, IbPortState, IbTopology
 from fabricdoc.model.records import Node, PortRef, PortState
 from fabricdoc.model.topology import Fabric
 
@@ -119,6 +120,43 @@ def attach_cables(fabric: Fabric, cables: Iterable[IbCable]) -> int:
     return placed
 
 
+# Expectations read from the ports themselves (or the expected fabric): the majority rule never lowers them.
+FROM_PORTINFO = frozenset({"topology", "enabled", "supported"})
+
+
+class SupportedPort(Protocol):
+    """A port's PortInfo as ibdiagnet's PORTS section gives it (``probes.ib.ibdiagnet.IbdiagPort``)."""
+
+    node_guid: str
+    port: int
+    max_lanes: int | None
+    max_speed: str | None  # "NDR", "HDR"... (IB_SPEEDS)
+
+
+def expect_from_ports(states: Iterable[PortState], ports: Iterable[SupportedPort]) -> list[PortState]:
+    """Set each up port's expected width and speed to the lower of its two ends' supported values (PortInfo
+    LinkWidthSupported / LinkSpeedSupported, from ibdiagnet's PORTS), ``max_*_from`` ``supported``.
+
+    What both ends can train at outranks iblinkinfo's hint and the fabric's majority, so a link trained
+    below it is degraded even where most links trained low; an expectation from the expected fabric
+    (``topology``) or the ports' enabled values stays. Ports whose far end PORTS does not list keep theirs.
+    """
+    sup = {PortRef(p.node_guid, p.port): (p.max_lanes, IB_SPEEDS.get(p.max_speed or "")) for p in ports}
+    out: list[PortState] = []
+    for s in states:
+        here, there = sup.get(s.ref), sup.get(s.peer) if s.peer is not None else None
+        if here is not None and there is not None and s.state != "Down" and s.lanes and s.lane_gbps:
+            if not isinstance(s, IbPortState):
+                s = IbPortState(**{f.name: getattr(s, f.name) for f in fields(PortState)})
+            lanes, gbps = _min_known(here[0], there[0]), _min_known(here[1], there[1])
+            if lanes and s.max_lanes_from not in ("topology", "enabled"):
+                s = replace(s, max_lanes=int(lanes), max_lanes_from="supported")
+            if gbps and s.max_lane_gbps_from not in ("topology", "enabled"):
+                s = replace(s, max_lane_gbps=float(gbps), max_lane_gbps_from="supported")
+        out.append(s)
+    return out
+
+
 def cap_supported(states: Iterable[PortState]) -> list[PortState]:
     """Judge each up port's expected width and speed from the tools' hints, the majority rule last.
 
@@ -129,7 +167,8 @@ def cap_supported(states: Iterable[PortState]) -> list[PortState]:
     so "Could be 12X" is capped at ``max(trained, the fabric's most common trained width)``;
     where that cap lowers the hint, ``max_lanes_from`` is ``majority``. A 1X link in a 4X fabric is
     degraded, a 4X link that "could be 12X" is not. States without a hint source are
-    judged by the majority rule for both.
+    judged by the majority rule for both. An expectation read from the ports' own PortInfo or the
+    expected fabric (``max_*_from`` in ``FROM_PORTINFO``) is left as it is: the majority rule is the last resort.
     """
     states = list(states)
     up = [s for s in states if s.state != "Down" and s.lanes and s.lane_gbps]
@@ -140,11 +179,12 @@ def cap_supported(states: Iterable[PortState]) -> list[PortState]:
     out: list[PortState] = []
     for s in states:
         if s.state != "Down" and s.lanes and s.lane_gbps:
-            hinted = getattr(s, "max_lane_gbps_from", None) == "could_be"
+            from_l, from_g = getattr(s, "max_lanes_from", None), getattr(s, "max_lane_gbps_from", None)
+            hinted = from_g == "could_be"
             sup_l = s.max_lanes or s.lanes
             sup_g = s.max_lane_gbps or s.lane_gbps
-            new_l = min(sup_l, max(s.lanes, design_lanes))
-            new_g = sup_g if hinted else min(sup_g, max(s.lane_gbps, design_gbps))
+            new_l = sup_l if from_l in FROM_PORTINFO else min(sup_l, max(s.lanes, design_lanes))
+            new_g = sup_g if hinted or from_g in FROM_PORTINFO else min(sup_g, max(s.lane_gbps, design_gbps))
             if (new_l, new_g) != (s.max_lanes, s.max_lane_gbps):
                 s = replace(s, max_lanes=new_l, max_lane_gbps=new_g)
             if isinstance(s, IbPortState):

@@ -158,6 +158,15 @@ PATTERNS: list[tuple[re.Pattern[str], CounterDef]] = [
 ]
 
 
+# fabricdoc's own name -> its class, from the same table (a canonical name has one class).
+CANONICAL_CLASS: dict[str, str] = {d.canonical: d.cls for d in (*COUNTERS.values(), *(d for _, d in PATTERNS))}
+
+
+def canonical_class(canonical: str) -> str | None:
+    """The class ("error", "congestion", "traffic", "event", "gauge") of a fabricdoc counter name, or None."""
+    return CANONICAL_CLASS.get(canonical)
+
+
 def lookup(name: str) -> CounterDef | None:
     """The meaning of a vendor counter name, or None when fabricdoc does not know it."""
     found = COUNTERS.get(name)

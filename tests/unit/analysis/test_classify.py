@@ -65,13 +65,47 @@ def test_errors_only_on_the_host_side_name_the_nic_and_the_cable_with_what_tells
     assert len(v.candidates.candidates) == 2 and "swap the cable" in v.candidates.tell_apart
 
 
-def test_errors_on_both_ends_or_the_switch_end_are_the_cable(fabric):
+def test_errors_on_both_ends_are_the_cable(fabric):
     both = _blame({"symbol_errors": E}, _counter("node0001", 1, "symbol_errors", 3.0),
                   _counter("leaf01", 1, "symbol_errors", 3.0))
+    v = classify(fabric, HOST_CABLE, both)
+    assert (v.kind, v.candidates) == ("link", None)
+
+
+def test_symbol_errors_only_at_the_switch_end_of_a_host_cable_name_the_cable_and_the_nic(fabric):
     switch_side = _blame({"symbol_errors": E}, _counter("leaf01", 1, "symbol_errors", 3.0))
-    for b in (both, switch_side):
-        v = classify(fabric, HOST_CABLE, b)
-        assert (v.kind, v.candidates) == ("link", None)
+    v = classify(fabric, HOST_CABLE, switch_side)
+    assert (v.fault, v.kind) == ("symbol_errors", "link")
+    assert v.candidates is not None
+    assert v.candidates.candidates == ("cable leaf01[1] -- node0001[1]", "NIC node0001 port 1")
+    assert "swap the cable" in v.candidates.tell_apart
+    # Between two switches there is no NIC to name.
+    uplink = classify(fabric, UPLINK, _blame({"symbol_errors": E}, _counter("leaf01", 3, "symbol_errors", 3.0)))
+    assert (uplink.kind, uplink.candidates) == ("link", None)
+
+
+def test_symbol_errors_at_the_switch_end_are_one_finding_naming_both_candidates(fabric):
+    from fabricdoc.model.records import PortCounters
+
+    before = [PortCounters("leaf01", 1, 0.0, {"SymbolErrorCounter": 0})]
+    after = [PortCounters("leaf01", 1, 10.0, {"SymbolErrorCounter": 500})]
+    (f,) = localize(fabric, Observations(before=before, after=after, interval_s=10.0))
+    assert (f.kind, f.fault) == ("link", "symbol_errors")
+    (cands,) = f.evidence_of(CandidatesEvidence)
+    assert set(cands.candidates) == {"cable leaf01[1] -- node0001[1]", "NIC node0001 port 1"}
+
+
+@pytest.mark.parametrize("counter", ["ce_received", "qdisc_drops", "qdisc_overlimits", "rx_out_of_buffer"])
+def test_congestion_counters_are_known_by_the_counter_table_not_their_spelling(fabric, counter):
+    # Congestion measured at the host's end (CE marks received, qdisc drops): the congested port is
+    # the host's, and it is not mistaken for error evidence beside the switch's symbol errors.
+    congested = _blame({"congestion": W}, _counter("leaf01", 1, "xmit_discards", 1.0), _counter("node0001", 1, counter))
+    v = classify(fabric, HOST_CABLE, congested)
+    assert (v.fault, v.kind, v.port) == ("congestion", "port", PortRef("node0001", 1))
+    errors = _blame({"symbol_errors": E}, _counter("node0001", 1, "symbol_errors", 3.0),
+                    _counter("leaf01", 1, counter))
+    v = classify(fabric, HOST_CABLE, errors)
+    assert (v.kind, v.port) == ("nic", PortRef("node0001", 1))  # only the host's end counted errors
 
 
 def test_a_slow_host_cable_with_clean_counters_names_nic_and_cable(fabric):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import jsonschema
 import pytest
@@ -46,7 +47,11 @@ def test_the_summary_gives_the_recommendation_and_the_calibrated_expected_figure
     assert "/ recommended 400.0" in text
     assert "take out of service (3 cables, routed around) for F001, F002, F003:" in text
     assert "    leaf02[5] -- spine01[2]" in text
-    assert "expected (ring, x0.91 efficiency learned from" in text and "now 165.4 (measured)" in text
+    now = re.search(r"AllReduce busbw \(Gb/s\): nominal 400.0 / now ([0-9.]+) /", text)
+    assert now, text
+    # The calibrated line reports the same measured busbw as the line above it, and the learned efficiency.
+    assert re.search(r"expected \(ring, x0\.9[0-9] efficiency learned from \d+ healthy tests", text), text
+    assert f"now {now.group(1)} (measured)" in text
 
 
 def test_untrusted_names_in_the_recommendation_and_actions_are_escaped():

@@ -1,0 +1,106 @@
+"""Overlapping faults: a link trained low explains a slow test only as far as its lower rate does, so a
+slow cable hiding behind it is named too; a fault that explains every slow test names nothing more."""
+
+from __future__ import annotations
+
+import pytest
+
+from fabricdoc.analysis.localize import Options, localize
+from fabricdoc.bandwidth.simulated import SimMeasure
+from fabricdoc.fabric.faults import Fault
+from fabricdoc.fabric.generators import fat_tree_2
+from fabricdoc.model.records import LinkKey, Observations, PairResult, PortRef, PortState
+from fabricdoc.sources.sim.simulator import Simulator
+from fabricdoc.sweep import measure_and_retest
+
+UPLINK = LinkKey.of(PortRef("leaf01", 3), PortRef("spine01", 1))
+HOST_CABLE = LinkKey.of(PortRef("leaf01", 1), PortRef("node0001", 1))
+EFFICIENCY = 0.92  # what a healthy test reaches of its bottleneck
+
+
+def _named(findings) -> dict[LinkKey, str]:
+    out = {}
+    for f in findings:
+        if f.kind in ("link", "nic", "port") and f.endpoints:
+            key = LinkKey.of(PortRef(f.node_ids[0], f.endpoints[0][1]), PortRef(f.node_ids[1], f.endpoints[1][1]))
+            out[key] = f.fault
+    return out
+
+
+def _half_rate_uplink(trained_in_fabric: bool):
+    """fat_tree_2(4, 2, 2) whose leaf01-spine01 uplink trained at half speed (50 of 100 Gb/s a lane), as
+    iblinkinfo reports it; the fabric shows the trained rate or (a topology file) the nominal one."""
+    fabric = fat_tree_2(4, 2, 2)
+    if trained_in_fabric:
+        fabric.links[UPLINK].lane_gbps = 50.0
+    states = [PortState(end.node, end.port, "Active", "LinkUp", lanes=4, lane_gbps=50.0, max_lanes=4,
+                        max_lane_gbps=100.0, peer=UPLINK.other(end)) for end in (UPLINK.a, UPLINK.b)]
+    return fabric, states
+
+
+def _test(fabric, src: str, dst: str, rnd: int, cap: dict[LinkKey, float]) -> PairResult:
+    """A test as the fabric would measure it: the slowest cable on its path, judged against the
+    bottleneck the fabric description shows."""
+    a, b = PortRef(src, 1), PortRef(dst, 1)
+    path = fabric.path(a, b)
+    expected = min(fabric.links[k].capacity_gbps for k in path)
+    rate = min(cap.get(k, fabric.links[k].nominal_gbps) for k in path)
+    return PairResult(a, b, "ok", rate * EFFICIENCY, expected, round=rnd)
+
+
+# node0001's every test crosses the uplink; the others show the rest of the fabric healthy.
+TESTS = [("node0001", "node0003"), ("node0001", "node0005"), ("node0007", "node0001"),
+         ("node0002", "node0003"), ("node0003", "node0005"), ("node0004", "node0006"),
+         ("node0008", "node0002"), ("node0005", "node0007"), ("node0006", "node0004")]
+
+
+def test_a_slow_host_cable_behind_a_half_rate_uplink_is_named_with_the_uplink():
+    fabric, states = _half_rate_uplink(trained_in_fabric=True)
+    cap = {UPLINK: 200.0, HOST_CABLE: 0.3 * 400.0}  # the uplink at half rate, node0001's cable at 30%
+    pairs = [_test(fabric, s, d, i, cap) for i, (s, d) in enumerate(TESTS)]
+    through_cable = [p for p in pairs if HOST_CABLE in fabric.path(p.src, p.dst)]
+    assert all(UPLINK in fabric.path(p.src, p.dst) for p in through_cable)  # the premise: it hides behind
+    findings = localize(fabric, Observations(pairs=pairs, states=states))
+    assert _named(findings) == {UPLINK: "speed_degraded", HOST_CABLE: "degraded_bandwidth"}
+    assert not [f for f in findings if f.fault == "slow_unexplained"]
+
+
+@pytest.mark.parametrize("trained_in_fabric", [True, False])
+def test_a_half_rate_uplink_that_explains_every_slow_test_names_nothing_more(trained_in_fabric):
+    # Judged against the trained rate, tests through the uplink are not slow; judged against the
+    # nominal rate they are, exactly as much as half the rate accounts for.
+    fabric, states = _half_rate_uplink(trained_in_fabric)
+    pairs = [_test(fabric, s, d, i, {UPLINK: 200.0}) for i, (s, d) in enumerate(TESTS)]
+    findings = localize(fabric, Observations(pairs=pairs, states=states))
+    assert [(f.kind, f.fault) for f in findings] == [("link", "speed_degraded")]
+    assert _named(findings) == {UPLINK: "speed_degraded"}
+
+
+def test_a_half_rate_uplink_judged_on_nominal_rates_does_not_hide_a_slower_cable():
+    fabric, states = _half_rate_uplink(trained_in_fabric=False)
+    cap = {UPLINK: 200.0, HOST_CABLE: 0.3 * 400.0}
+    pairs = [_test(fabric, s, d, i, cap) for i, (s, d) in enumerate(TESTS)]
+    findings = localize(fabric, Observations(pairs=pairs, states=states))
+    assert _named(findings) == {UPLINK: "speed_degraded", HOST_CABLE: "degraded_bandwidth"}
+
+
+def _swept(faults):
+    fabric = fat_tree_2(4, 2, 2)
+    sim = Simulator(fabric, faults, seed=7)
+    before, after = sim.counters()
+    obs = Observations(before=before, after=after, states=sim.port_states(), events=sim.events(),
+                       interval_s=sim.interval_s)
+    return measure_and_retest(sim.truth, obs, SimMeasure(sim), Options(), retest=True).findings
+
+
+def test_a_swept_half_rate_uplink_and_a_slow_host_cable_on_its_paths_are_both_named():
+    findings = _swept([Fault("degraded", port=UPLINK.a, lane_gbps=50.0),
+                       Fault("slow", port=HOST_CABLE.b, factor=0.3)])
+    assert _named(findings) == {UPLINK: "speed_degraded", HOST_CABLE: "degraded_bandwidth"}
+    assert not [f for f in findings if f.fault == "slow_unexplained"]
+
+
+def test_a_swept_half_rate_uplink_alone_is_the_only_finding():
+    findings = _swept([Fault("degraded", port=UPLINK.a, lane_gbps=50.0)])
+    assert [(f.kind, f.fault) for f in findings] == [("link", "speed_degraded")]
+    assert _named(findings) == {UPLINK: "speed_degraded"}
