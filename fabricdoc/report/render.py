@@ -130,6 +130,19 @@ def recommendation_lines(rec: dict | None) -> list[str]:
     return lines
 
 
+def skipped_lines(probes: list[dict], shown: int = 10) -> list[str]:
+    """Inputs left out on purpose (an nccl-tests log that is not a pair test or does not name its test), with why."""
+    skipped = [p for p in probes if p.get("status") == "skipped"]
+    if not skipped:
+        return []
+    lines = [f"not used ({len(skipped)} skipped):"]
+    lines += [f"  {safe(p.get('probe', ''))} on {safe(p.get('target', ''))}: {safe(p.get('error') or 'no detail')}"
+              for p in skipped[:shown]]
+    if len(skipped) > shown:
+        lines.append(f"  (+{len(skipped) - shown} more in the JSON report's probes)")
+    return lines
+
+
 def summary_text(report: Report, evidence_per_finding: int = 3) -> str:
     """The verdict, what was tested, each finding with its strongest evidence, and the drain list."""
     f = report.fabric
@@ -162,6 +175,7 @@ def summary_text(report: Report, evidence_per_finding: int = 3) -> str:
             lines.append(f"  {safe(item['what'])}: {safe(item['why'])}")
         if cov.get("not_seen_count", len(missing)) > 10:
             lines.append(f"  (+{cov['not_seen_count'] - 10} more in the JSON report's coverage)")
+    lines += skipped_lines(report.probes)
     if not report.findings and missing:
         lines.append("no findings in what was seen: the verdict is INCOMPLETE, not a pass")
     elif not report.findings:

@@ -14,6 +14,15 @@ exist and hold logs, else :class:`ConfigError`. Per run:
   used, and the report's coverage counts the failed one as not seen;
 * one host only (NVLink/PCIe), more than two hosts, several NCCL_TESTS_SPLIT
   groups, or a non-ring test with several GPUs per host: ``skipped``, with why;
+* a log that does not name its test (no binary name, no ``Collective test
+  starting`` line, no test in the file name) with several GPUs per host: the
+  test decides whether the figure splits per rail, so it is read as all_reduce
+  only when its peak row's busbw/algbw is all_reduce's 2(n-1)/n for the n ranks
+  the log states (within the printed rounding; no other nccl-tests test has
+  that factor for n > 2), else ``skipped``: "does not name its test". With one
+  GPU per host (2 ranks) every test's busbw is that one rail's figure, and
+  2(n-1)/n = 1 is also sendrecv's, broadcast's and reduce's factor, so the run
+  is used and keeps the name ``unknown``;
 * ``#wrong`` > 0 or out-of-bounds values: ``PairResult(status="wrong")``;
   corruption is a different fault from a slow link.
 
@@ -47,7 +56,7 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from fabricdoc.errors import ConfigError, FabricdocError, ParseError, TopologyError
@@ -60,6 +69,7 @@ from fabricdoc.probes.bandwidth.nccl_tests import NcclRank, NcclRun, parse_nccl_
 
 LOG_NAME = re.compile(r"\.(?:log|txt|out|dat|json)(?:\.\d+)?$")
 RING_TESTS = frozenset({"all_reduce", "all_gather", "reduce_scatter"})
+UNNAMED_TEST = "unknown"  # the parser's name for a run whose log and file name do not name its test
 _INDEX = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*?[_-](\d+)$")  # mlx5_10, HCA-7, mlx5_bond_0; not ConnectX7
 
 
@@ -164,6 +174,28 @@ def _distinct_gpus(rails: Rails, ranks: list[NcclRank], source: str) -> None:
                                     "process?): which rail each used cannot be told")  # fmt: skip
 
 
+def _half_unit(value: float) -> float:
+    """Half the last digit nccl-tests prints of a bandwidth (2 decimals below 1000, then 1, then 0)."""
+    return 0.005 if value < 999.995 else 0.05 if value < 9999.95 else 0.5
+
+
+def _unnamed_test(run: NcclRun) -> str:
+    """The test of a run whose log does not name it: ``all_reduce`` when the peak row's busbw/algbw
+    is 2(n-1)/n for the stated n ranks (within rounding), else ``_Refused`` ("does not name its test")."""
+    where = (f"{run.source}:{run.line_no}: the run does not name its test (no binary name, no 'Collective test "
+             "starting' line, no test in the file name)")
+    n, row = run.nranks or 0, run.peak
+    if row is None or n < 3 or row.out_of_place.algbw_gbs <= 0:
+        raise _Refused("skipped", f"{where} and its figures cannot tell it: which rails its traffic used is unknown")
+    alg, bus = row.out_of_place.algbw_gbs, row.out_of_place.busbw_gbs
+    factor = 2 * (n - 1) / n
+    if abs(bus - alg * factor) <= _half_unit(bus) + factor * _half_unit(alg) + 1e-9 * bus:
+        return "all_reduce"
+    raise _Refused("skipped", f"{where}, and at line {row.line_no} busbw/algbw = {bus / alg:.3f} is not "
+                              f"all_reduce's 2(n-1)/n = {factor:.3f} for its {n} ranks: which rails its traffic "
+                              "used cannot be told; keep the command line in the log or name the file after the test")  # fmt: skip
+
+
 def _by_host(run: NcclRun) -> dict[str, list[NcclRank]]:
     out: dict[str, list[NcclRank]] = {}
     for rank in sorted(run.ranks, key=lambda r: r.rank):
@@ -188,6 +220,9 @@ def _run_pairs(fabric: Fabric, run: NcclRun) -> RunPairs:
     (a, ra), (b, rb) = by_host.items()
     if len(ra) != len(rb):
         raise _Refused("skipped", f"{where} has {len(ra)} GPUs on {a} and {len(rb)} on {b}: not a rail-matched pair test")
+    if len(ra) > 1 and run.test == UNNAMED_TEST:
+        run = replace(run, test=_unnamed_test(run))
+        where = f"{run.source}:{run.line_no}: {run.test} run (inferred from busbw/algbw)"
     if len(ra) > 1 and run.test not in RING_TESTS:
         raise _Refused("skipped", f"{where} has {len(ra)} GPUs per host: {run.test} traffic crosses rails, "
                                   "so its figure says nothing per rail")  # fmt: skip

@@ -18,6 +18,8 @@ from fabricdoc.model.paths import expected_gbps
 from fabricdoc.model.records import PortRef
 from fabricdoc.model.topology import Fabric
 from fabricdoc.report.coverage import Planned, measure
+from fabricdoc.report.render import summary_text
+from fabricdoc.report.report import Report
 from fabricdoc.sources.fabrics import load_fabric
 from fabricdoc.sources.nccl_logs import hca_index, observations_from_nccl_logs
 from tests.helpers.fabrics import multi_hca_hosts
@@ -228,3 +230,55 @@ def test_non_ring_tests_with_several_gpus_per_host_are_skipped_not_split_per_rai
     skipped = [p.error for p in obs.probes if p.status == "skipped"]
     assert len(skipped) == 2 and "alltoall traffic crosses rails" in skipped[0] and "sendrecv traffic" in skipped[1]
     assert not obs.pairs
+
+
+# -- logs that do not name their test -----------------------------------------------------------------
+def _unnamed(text: str) -> str:
+    """The log with the lines that name its test removed (the command line, 'Collective test ...')."""
+    return "\n".join(ln for ln in text.splitlines() if "_perf" not in ln) + "\n"
+
+
+def test_an_unnamed_eight_gpu_log_whose_busbw_is_all_reduce_s_factor_is_read_as_all_reduce(tmp_path):
+    log = _unnamed(_on_hosts(_read("all_reduce_2x8_h100_a3mega.log"), A3MEGA, ("dgxa", "dgxb")))
+    (tmp_path / "dgxa_dgxb.log").write_text(log)
+    obs = observations_from_nccl_logs(_two_dgx(), tmp_path)
+    assert [p.status for p in obs.probes] == ["ok"]
+    # the real peak row: busbw 338.82 GB/s = algbw 180.70 x 2(16-1)/16 (rounded as printed)
+    assert len(obs.pairs) == 8 and {p.test for p in obs.pairs} == {"nccl-tests:all_reduce"}
+    assert all(p.busbw_gbps == pytest.approx(338.82) for p in obs.pairs)
+
+
+def test_an_unnamed_eight_gpu_log_of_another_test_is_skipped_as_not_naming_its_test(tmp_path):
+    text = _unnamed(_on_hosts(N2G8.read_text(), ("cnode2-001", "cnode2-002"), ("dgxa", "dgxb")))
+    (tmp_path / "dgxa_dgxb.log").write_text(text)
+    obs = observations_from_nccl_logs(_two_dgx(), tmp_path)
+    assert not obs.pairs and [p.status for p in obs.probes] == ["skipped", "skipped", "error"]
+    alltoall, sendrecv = (p.error for p in obs.probes[:2])
+    assert "dgxa_dgxb.log:1: the run does not name its test" in alltoall
+    # the peak rows: alltoall 23.62 / 25.19 GB/s (its factor is (n-1)/n), sendrecv 15.14 / 15.14
+    assert f"busbw/algbw = {23.62 / 25.19:.3f} is not all_reduce's 2(n-1)/n = 1.875 for its 16 ranks" in alltoall
+    assert "busbw/algbw = 1.000 is not all_reduce's 2(n-1)/n = 1.875" in sendrecv
+    assert "traffic crosses rails" not in alltoall + sendrecv
+
+
+def test_an_unnamed_one_gpu_pair_log_is_used_and_keeps_the_name_unknown(tmp_path):
+    fabric = fat_tree_2(leaves=2, spines=1, hosts_per_leaf=2)
+    text = _unnamed(_on_hosts(_read("all_reduce_2x1_h200_dranet.log"), DRANET, ("node0001", "node0003")))
+    (tmp_path / "node0001_node0003.log").write_text(text)
+    [pair] = observations_from_nccl_logs(fabric, tmp_path).pairs
+    # 2 ranks: 2(n-1)/n = 1 is also sendrecv's, broadcast's and reduce's factor, so no name is guessed;
+    # with one GPU per host the busbw is the one rail's figure whatever the test
+    assert pair.test == "nccl-tests:unknown" and pair.busbw_gbps == pytest.approx(31.89 * 8)
+
+
+def test_skipped_logs_are_listed_with_why_in_the_text_summary(tmp_path):
+    text = _unnamed(_on_hosts(N2G8.read_text(), ("cnode2-001", "cnode2-002"), ("dgxa", "dgxb")))
+    (tmp_path / "dgxa_dgxb.log").write_text(text)
+    fabric = _two_dgx()
+    obs = observations_from_nccl_logs(fabric, tmp_path)
+    summary = summary_text(Report.build(fabric, localize(fabric, obs), obs))
+    lines = summary.splitlines()
+    head = lines.index("not used (2 skipped):")
+    listed = lines[head + 1 : head + 3]
+    assert all(ln.startswith(f"  nccl-tests on {tmp_path / 'dgxa_dgxb.log'}: ") for ln in listed)
+    assert all("does not name its test" in ln for ln in listed)
