@@ -8,6 +8,7 @@ and scripts already use are kept as hidden aliases.
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any
 
 from fabricdoc.errors import ConfigError
@@ -19,8 +20,11 @@ EXIT_CODES = """exit codes:
   2  could not run: one line on stderr says why (file and line for bad input, the tool for a failing tool)
 """
 
-HISTORY_HELP = ("the sweep history store (SQLite file; default $FABRICDOC_HISTORY, else "
-                "~/.local/share/fabricdoc/history.sqlite)")
+HISTORY_ENV = "FABRICDOC_HISTORY"
+HISTORY_HELP = (f"the sweep history store (SQLite file; default ${HISTORY_ENV}). With neither, sweep, analyze "
+                "and exporter use no history (no drain confirmation across sweeps, no counter series), history "
+                "and tui use ~/.local/share/fabricdoc/history.sqlite; impact reads a history only when --history "
+                "is given")
 
 
 def add_report(p: argparse.ArgumentParser, *, required: bool = True) -> None:
@@ -42,8 +46,11 @@ def report_path(args: argparse.Namespace) -> str | None:
     return path
 
 
-def add_history(p: argparse.ArgumentParser, *aliases: str, **kw: Any) -> None:
-    """``--history DB``: the sweep history store (``aliases`` are hidden old spellings)."""
+def add_history(p: argparse.ArgumentParser, *aliases: str, from_env: bool = True, **kw: Any) -> None:
+    """``--history DB``: the sweep history store, default ``$FABRICDOC_HISTORY`` (``aliases`` are hidden old
+    spellings; ``from_env=False`` keeps the default None, as impact needs)."""
+    if from_env and "default" not in kw:
+        kw["default"] = os.environ.get(HISTORY_ENV) or None
     p.add_argument("--history", metavar="DB", help=HISTORY_HELP, **kw)
     for alias in aliases:
         p.add_argument(alias, dest="history", metavar="DB", help=HIDDEN, **kw)

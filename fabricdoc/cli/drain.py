@@ -29,10 +29,15 @@ drain policy:
   draining it.
 
 exit codes:
-  0  nothing to drain (or everything left alone)
-  1  hosts to drain (printed, or drained with --apply)
-  2  could not run: unreadable report, Slurm unreachable with --apply, a refused
-     node name, or an scontrol failure
+  0    nothing to drain: an empty drain list, or every host on it left alone
+       (already drained, down or reserved) or held back by the drain policy
+  1    hosts to drain (printed, or drained / commented with --apply)
+  2    could not run, nothing drained: an unreadable or invalid report; a stale
+       report (older than --max-report-age-h, or dated in the future); Slurm
+       unreachable with --apply; a bad option. Or could not finish: a refused
+       node name (unsafe, or unknown to Slurm) or a failed scontrol call (the
+       other hosts' commands are still printed, or run with --apply)
+  130  interrupted (Ctrl-C or SIGTERM)
 """
 
 

@@ -13,6 +13,8 @@ EPILOG = """The files are re-read (on a watcher thread, about once a second) onl
 change, and the text is rendered once per change: a scrape serves those bytes
 (gzipped when asked), so it costs the same at 8,192 hosts as at 8. Point REPORT
 at the file your periodic sweep rewrites (fabricdoc writes reports atomically).
+It answers at once: until the first read of the files is rendered (seconds on a
+large history) a scrape gets build_info and fabricdoc_exporter_ready 0 only.
 
 A report that cannot be read or validated, or is older than --max-report-age-h,
 dated in the future or undated, sets fabricdoc_report_loaded 0 (stale ones also
@@ -50,8 +52,9 @@ other metrics (all prefixed fabricdoc_):
   across sweeps), drain{node}, drain_nodes, pairs{status} (ok, slow, hung, wrong,
   error: they add up to the tests run), allreduce_busbw_bytes_per_second{basis},
   links{state}, links_degraded; history_loaded, history_sweeps,
-  history_timestamp_seconds; exporter_ports_exported,
-  exporter_refresh_duration_seconds, exporter_refresh_errors_total
+  history_timestamp_seconds; exporter_ready (0 while starting),
+  exporter_ports_exported, exporter_refresh_duration_seconds,
+  exporter_refresh_errors_total
 
 Binds to 127.0.0.1 unless --bind says otherwise: the labels name hosts and
 links, so expose it deliberately (e.g. --bind 0.0.0.0 behind a firewall).
@@ -98,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
 
     collector = FabricCollector(a.report_path(args), args.history, all_ports=args.all_ports,
                                 max_age_h=a.max_report_age(args), log=log)
-    server = serve(collector, args.bind, args.port, client_timeout_s=args.client_timeout_s)
+    server = serve(collector, args.bind, args.port, client_timeout_s=args.client_timeout_s, build_first=False)
     host, port = server.server_address[:2]
     log(f"serving http://{host}:{port}/metrics")
     # SIGTERM (systemd, kubelet) stops the server cleanly, like Ctrl-C.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from fabricdoc.cli import args as a
+from fabricdoc.model.severity import SEVERITIES
 
 EPILOG = """The history is one SQLite file (--history DB; default $FABRICDOC_HISTORY, else
 ~/.local/share/fabricdoc/history.sqlite). 'fabricdoc sweep --history DB' appends every
@@ -45,7 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     rates.add_argument("--node-id", metavar="ID", help="only this fabric node (its id: a GUID on InfiniBand)")
     flaps = views.add_parser("flaps", help="link flaps per port per week")
     fail = views.add_parser("failures", help="failure episodes per component and per kind")
-    fail.add_argument("--min-severity", default="error", choices=("info", "warning", "error", "critical"),
+    fail.add_argument("--min-severity", default="error", choices=SEVERITIES,
                       help="count findings of this severity and worse (default error)")
     sweeps = views.add_parser("sweeps", help="stored sweeps")
     for view in (add, rates, flaps, fail, sweeps):

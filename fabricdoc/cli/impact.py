@@ -45,7 +45,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--host-mtbf-hours", type=float, default=None, metavar="H",
                    help="mean hours between failures of one host (default: observed in --history or "
                    "--history-reports, else the Llama 3 fleet rate, about 6,300 h)")
-    a.add_history(p, "--history-db")
+    # One of three failure-rate sources that exclude each other: a default from the environment
+    # would clash with --host-mtbf-hours, so impact reads a history only when asked.
+    a.add_history(p, "--history-db", from_env=False)
     p.add_argument("--history-reports", nargs="+", metavar="REPORT", default=None,
                    help="earlier reports of the same fabric: hosts newly drained between them give the failure rate")
     p.add_argument("--alternatives", type=int, default=3, metavar="K",

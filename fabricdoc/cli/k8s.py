@@ -45,10 +45,12 @@ CONFIG_HELP = """npd-config:
   Prints an NPD custom-plugin-monitor JSON that runs 'fabricdoc k8s npd REPORT'
   with the given options. The command NPD runs is --command PATH (as the node
   or NPD's image has it, e.g. /usr/local/bin/fabricdoc), else 'fabricdoc' as
-  found on PATH here; neither: exit 2. REPORT is the report's absolute path as
+  found on PATH here; neither, or a PATH one inside a virtual environment
+  (the nodes do not have it): exit 2. REPORT is the report's absolute path as
   NPD sees it. --max-report-age-h, --policy, --max-severity, --min-confidence,
   --map and --host-rule are passed on to 'k8s npd'.
-  exit codes: 0 printed; 2 could not run (no command, a relative path, a bad duration).
+  exit codes: 0 printed; 2 could not run (no command, a virtual environment's,
+  a relative path, a bad duration).
 """
 STALE_HELP = """stale reports:
   --max-report-age-h H (default 24; 0: no age limit) refuses a report older
@@ -289,8 +291,8 @@ def run_config(args: argparse.Namespace) -> int:
                           "(e.g. --command /usr/local/bin/fabricdoc)")
     if not args.command and sys.prefix != sys.base_prefix and os.path.realpath(command).startswith(
             os.path.realpath(sys.prefix) + os.sep):
-        print(f"fabricdoc k8s npd-config: note: {command} is inside this virtual environment ({sys.prefix}); "
-              "NPD runs the command on every node: give --command with the path the nodes have", file=sys.stderr)
+        raise ConfigError(f"{command} is inside this virtual environment ({sys.prefix}), which the nodes "
+                          "do not have: give --command with the path NPD should run on the nodes")
     cmd_args = ["k8s", "npd", report, "--max-report-age-h", f"{max_age(args):g}"]
     for flag, value in (("--policy", args.policy), ("--max-severity", args.max_severity),
                         ("--min-confidence", args.min_confidence), ("--map", args.map)):

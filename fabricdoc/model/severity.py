@@ -34,6 +34,11 @@ def worst(severities: Iterable[str]) -> Severity | None:
     return max(found, key=_RANK.__getitem__) if found else None
 
 
+def worse_than(severity: str, limit: str) -> bool:
+    """Whether ``severity`` is above ``limit``, a severity or ``"none"`` (then every severity is)."""
+    return limit == "none" or rank(severity) > rank(limit)
+
+
 def at_least(severity: str, floor: str) -> bool:
     """Whether ``severity`` is ``floor`` or worse."""
     return rank(severity) >= rank(floor)

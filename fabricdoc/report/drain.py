@@ -2,24 +2,65 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from fabricdoc.fabric.identity import host_name
-from fabricdoc.model.findings import Finding
+from fabricdoc.model.findings import Finding, short_hash
+from fabricdoc.model.severity import Severity, at_least
 from fabricdoc.model.topology import Fabric
 
-# Faults that make a host unfit for a large job. Congestion and warnings are
-# reported but do not drain: they are the fabric's problem, not the host's.
-_DRAIN_SEVERITIES = {"error", "critical"}
+# Faults that make a host unfit for a large job (this severity and worse). Congestion and
+# warnings are reported but do not drain: they are the fabric's problem, not the host's.
+DRAIN_FLOOR = Severity.ERROR
+
+SHORT_FAULT_CHARS = 10  # "fd:<fault> <tag>" fits sinfo -R's 20-character REASON column: 3 + 10 + 1 + 6
+# Fault names longer than SHORT_FAULT_CHARS, shortened by hand; each differs from every other.
+SHORT_FAULTS = {
+    "symbol_errors": "symbol_err", "rcv_errors": "rcv_err", "degraded_bandwidth": "slow",
+    "width_degraded": "width", "speed_degraded": "speed", "congestion": "congested",
+    "pause_storm": "pfc_storm", "data_corruption": "corrupt", "gpu_error": "gpu_err",
+    "remapped_rows_failure": "remap_fail", "remapped_rows_pending": "remap_pend",
+    "retired_pages_pending": "retire_pnd", "nccl_out_of_step": "nccl_step", "nccl_rank_lost": "nccl_lost",
+    "slow_unexplained": "slow_unexp", "not_discovered": "undiscover", "not_responding": "no_answer",
+}
+
+
+def short_fault(fault: str) -> str:
+    """A fault's name in at most SHORT_FAULT_CHARS characters, as Slurm reasons, NPD messages, gate reasons
+    and the report show it: the hand-made short name, the name itself when short, else its first seven
+    characters, '-' and two hex digits of the whole name, so two long names sharing a prefix stay apart."""
+    if fault in SHORT_FAULTS:
+        return SHORT_FAULTS[fault]
+    if len(fault) <= SHORT_FAULT_CHARS:
+        return fault
+    return f"{fault[:SHORT_FAULT_CHARS - 3]}-{short_hash(fault)[:2]}"
+
+
+def finding_label(f: Finding) -> str:
+    """``<short fault> <tag>`` (``symbol_err 3fa2c1``): how Slurm reasons, gate reasons and the report
+    name a finding in every sweep (its F-number changes from sweep to sweep)."""
+    return f"{short_fault(f.fault)} {f.tag}"
+
+
+def worst_finding(findings: Iterable[Finding]) -> Finding | None:
+    """The most severe, then most certain, of ``findings`` (the one a drain reason leads with)."""
+    return max(findings, key=lambda f: (f.severity.rank, f.confidence, f.key), default=None)
 
 
 @dataclass
 class DrainEntry:
-    """A host the scheduler should drain, why, and the keys of the findings that say so."""
+    """A host the scheduler should drain, why, and the keys of the findings that say so.
+
+    ``tag`` is the six-hex tag of the worst finding, the one the Slurm reason and the NPD
+    message lead with (``fd:symbol_err 3fa2c1``); ``tags`` are the tags of ``findings``, in order.
+    """
 
     node: str
     reason: str
     findings: list[str] = field(default_factory=list)
+    tag: str = ""
+    tags: list[str] = field(default_factory=list)
 
 
 def drain_list(fabric: Fabric, findings: list[Finding]) -> list[DrainEntry]:
@@ -31,8 +72,9 @@ def drain_list(fabric: Fabric, findings: list[Finding]) -> list[DrainEntry]:
     team fixes those, and the impact section says what they cost.
     """
     reasons: dict[str, list[tuple[str, str]]] = {}
+    by_key = {f.key: f for f in findings}
     for f in findings:
-        if f.severity not in _DRAIN_SEVERITIES:
+        if not at_least(f.severity, DRAIN_FLOOR):
             continue
         if f.kind in ("host", "nic", "gpu"):
             for nid in f.node_ids:
@@ -49,7 +91,9 @@ def drain_list(fabric: Fabric, findings: list[Finding]) -> list[DrainEntry]:
     for host in sorted(reasons):
         ids = sorted({fid for fid, _ in reasons[host]})
         why = "; ".join(dict.fromkeys(r for _, r in reasons[host]))
-        out.append(DrainEntry(node=host, reason=why, findings=ids))
+        worst = worst_finding(by_key[k] for k in ids)
+        out.append(DrainEntry(node=host, reason=why, findings=ids, tag=worst.tag if worst else "",
+                              tags=[by_key[k].tag for k in ids]))
     return out
 
 

@@ -99,6 +99,13 @@ class Held:
     reason: str
     findings: list[str] = field(default_factory=list)
     why: str = ""
+    tag: str = ""  # the worst finding's tag, as on the drain entry it was
+    tags: list[str] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, entry: DrainEntry, why: str) -> Held:
+        """The drain ``entry``, held back for ``why``."""
+        return cls(entry.node, entry.reason, list(entry.findings), why, entry.tag, list(entry.tags))
 
 
 @dataclass
@@ -156,21 +163,20 @@ def apply_drain_policy(
         found = [by_key[k] for k in entry.findings if k in by_key]
         why = maintenance.covers(entry, found)
         if why:
-            held.append(Held(entry.node, entry.reason, list(entry.findings), why))
+            held.append(Held.of(entry, why))
             continue
         critical = any(f.severity == Severity.CRITICAL for f in found)
         if not critical and policy.confirm_sweeps > 1:
             times = max((1 + sum(1 for keys in earlier if f.key in keys) for f in found), default=1)
             if times < policy.confirm_sweeps:
                 if seen_before is None:
-                    note = "; no history store given (--history)"
+                    note = "; no history store given (--history or $FABRICDOC_HISTORY)"
                 elif len(earlier) < policy.confirm_window - 1:
                     note = f"; the history holds {len(earlier)} earlier sweep(s)"
                 else:
                     note = ""
-                held.append(Held(entry.node, entry.reason, list(entry.findings),
-                                 f"seen in {times} of the last {policy.confirm_window} sweeps, "
-                                 f"{policy.confirm_sweeps} needed (not critical){note}"))
+                held.append(Held.of(entry, f"seen in {times} of the last {policy.confirm_window} sweeps, "
+                                            f"{policy.confirm_sweeps} needed (not critical){note}"))
                 continue
         worst = max(((f.severity.rank, f.confidence) for f in found), default=(0, 0.0))
         kept.append((worst, entry))
@@ -178,7 +184,6 @@ def apply_drain_policy(
     ranked = sorted(kept, key=lambda item: (-item[0][0], -item[0][1], item[1].node))
     out = [entry for _, entry in ranked[:cap]]
     for _, entry in ranked[cap:]:
-        held.append(Held(entry.node, entry.reason, list(entry.findings),
-                         f"over this sweep's drain cap of {cap} hosts (worst findings drained first)"))
+        held.append(Held.of(entry, f"over this sweep's drain cap of {cap} hosts (worst findings drained first)"))
     order = {entry.node: i for i, entry in enumerate(drain)}
     return sorted(out, key=lambda e: order[e.node]), held

@@ -245,9 +245,8 @@ class History:
             out.append(({"label": g["label"], "guid": g["guid"], "peer": g["peer"]}, pc))
         return out
 
-    def counter_rates(
-        self, since: float | None = None, node: str | None = None, counter: str | None = None, *, _latest_n: int | None = None
-    ) -> pd.DataFrame:
+    def counter_rates(self, since: float | None = None, node: str | None = None,
+                      counter: str | None = None) -> pd.DataFrame:
         """Canonical counter deltas and rates between consecutive samples of each port.
 
         Columns: node, port, ifname, label, guid, peer, counter, t0, t1, interval_s,
@@ -255,7 +254,7 @@ class History:
         """
         rows = []
         prev: dict[tuple, PortCounters] = {}
-        for facts, pc in self._samples(since, node, _latest_n):
+        for facts, pc in self._samples(since, node):
             key = (pc.node, pc.port, pc.ifname)
             before = prev.get(key)
             prev[key] = pc
@@ -273,12 +272,23 @@ class History:
         cols = ["node", "port", "ifname", "label", "guid", "peer", "counter", "t0", "t1", "interval_s", "delta", "per_second", "at_least", "reset"]
         return pd.DataFrame(rows, columns=cols)
 
-    def latest_counters(self) -> tuple[list[tuple[dict[str, Any], PortCounters]], pd.DataFrame]:
-        """The newest sample of every port (with guid and peer) and each port's latest rates."""
-        latest: dict[tuple, tuple[dict[str, Any], PortCounters]] = {}
-        for facts, pc in self._samples(None, None, latest_n=1):
-            latest[(pc.node, pc.port, pc.ifname)] = (facts, pc)
-        return list(latest.values()), self.counter_rates(_latest_n=2)
+    def newest_samples(self, n: int = 2) -> list[tuple[dict[str, Any], list[PortCounters]]]:
+        """Each port's newest ``n`` samples, oldest first, with its label, guid and peer (from the newest).
+
+        Only those rows are read (SQL picks them), never the store's whole past: this is
+        what the exporter reads on every change of the store.
+        """
+        facts_of: dict[tuple, dict[str, Any]] = {}
+        samples: dict[tuple, list[PortCounters]] = {}
+        for facts, pc in self._samples(None, None, latest_n=n):  # oldest first within each port
+            key = (pc.node, pc.port, pc.ifname)
+            facts_of[key] = facts
+            samples.setdefault(key, []).append(pc)
+        return [(facts_of[key], pcs) for key, pcs in samples.items()]
+
+    def sweep_count(self) -> int:
+        """How many sweeps the store holds."""
+        return int(self.db.execute("SELECT COUNT(*) FROM sweeps").fetchone()[0])
 
     def flaps_per_week(self, since: float | None = None) -> pd.DataFrame:
         """Link flaps per port per ISO week (``2026-W49``): down events, or LinkDownedCounter deltas where larger.

@@ -209,14 +209,16 @@ def summary_text(report: Report, evidence_per_finding: int = 3) -> str:
     if report.drain:
         lines.append(f"drain ({len(report.drain)} hosts):")
         for d in report.drain:
-            lines.append(f"  {safe(d.node)}: {safe(d.reason)}")
+            tag = f"[{safe(d.tag)}] " if d.tag else ""  # the tag the Slurm reason / NPD message carries
+            lines.append(f"  {safe(d.node)}: {tag}{safe(d.reason)}")
     else:
         lines.append("drain: none")
     if report.drain_held:
         mode = (report.drain_policy or {}).get("mode", "drain")
         lines.append(f"held back by the drain policy ({len(report.drain_held)} hosts, not drained):")
         for h in report.drain_held:
-            lines.append(f"  {safe(h.node)}: {safe(h.why)}")
+            tag = f"[{safe(h.tag)}] " if h.tag else ""
+            lines.append(f"  {safe(h.node)}: {tag}{safe(h.why)}")
         if mode == "comment":
             lines.append("  (comment-only mode: the drain list is annotated in Slurm, not drained)")
     elif (report.drain_policy or {}).get("mode") == "comment":

@@ -7,11 +7,13 @@ from typing import Any
 import jsonschema
 
 from fabricdoc.errors import FabricdocError
+from fabricdoc.model.severity import SEVERITIES
 
 _PORT = {"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer"}], "minItems": 2, "maxItems": 2}
 _NUM = {"type": ["number", "null"]}
 _INT = {"type": "integer", "minimum": 0}
 _STR_OR_NULL = {"type": ["string", "null"]}
+_TAG = {"type": "string", "pattern": "^([0-9a-f]{6})?$"}
 
 
 def _kind(kind: str, description: str, required: list[str], props: dict[str, Any]) -> dict[str, Any]:
@@ -187,7 +189,8 @@ REPORT_SCHEMA: dict[str, Any] = {
                            "first (F001...); the next sweep may number the same fault differently"},
                     "key": {"type": "string", "description": "kind:component:fault, the same for the same fault on "
                             "the same part in every sweep: component is fabric ids and ports (GUID/port on "
-                            "InfiniBand), never labels. Slurm reasons, metrics and the history use it"},
+                            "InfiniBand), never labels. Slurm reasons, metrics and the history use it; its tag (Slurm "
+                            "reasons, gate reasons, drain entries) is the first six hex digits of its sha256"},
                     "kind": {"enum": ["link", "switch", "host", "nic", "gpu", "port", "pair"]},
                     "name": {"type": "string", "description": "human name as the fabric labels it (untrusted text)"},
                     "endpoints": {
@@ -200,7 +203,7 @@ REPORT_SCHEMA: dict[str, Any] = {
                         "type": "string",
                         "description": "down, flapping, symbol_errors, rcv_errors, degraded_bandwidth, width_degraded, speed_degraded, congestion, pause_storm, hung, data_corruption, dead, gpu_error, ...",
                     },
-                    "severity": {"enum": ["info", "warning", "error", "critical"]},
+                    "severity": {"enum": list(SEVERITIES)},
                     "confidence": {"type": "number", "minimum": 0, "maximum": 1},
                     "evidence": {"type": "array", "items": {"oneOf": EVIDENCE_SCHEMAS}},
                     "action": {
@@ -229,6 +232,11 @@ REPORT_SCHEMA: dict[str, Any] = {
                     "reason": {"type": "string"},
                     "findings": {"type": "array", "items": {"type": "string"},
                                  "description": "keys of the findings that put the host here"},
+                    "tag": _TAG | {"description": "the six-hex tag of the worst of those findings (sha256 of its "
+                                   "key): the one the Slurm reason (fd:<fault> <tag>) and the NPD message lead "
+                                   "with; empty in reports written before tags"},
+                    "tags": {"type": "array", "items": _TAG,
+                             "description": "the tags of the findings, in the order of findings"},
                 },
             },
         },
@@ -242,6 +250,8 @@ REPORT_SCHEMA: dict[str, Any] = {
                 "properties": {
                     "node": {"type": "string"}, "reason": {"type": "string"}, "why": {"type": "string"},
                     "findings": {"type": "array", "items": {"type": "string"}},
+                    "tag": _TAG | {"description": "as on a drain entry: the worst finding's tag"},
+                    "tags": {"type": "array", "items": _TAG},
                 },
             },
         },

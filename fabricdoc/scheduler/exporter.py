@@ -62,6 +62,7 @@ key is the same in every sweep, unlike the F-number), ``drain{node}``,
 to the tests run), ``allreduce_busbw_bytes_per_second{basis}``,
 ``links{state}``, ``links_degraded``; from the history ``history_loaded``,
 ``history_sweeps``, ``history_timestamp_seconds``; and the exporter's own
+``exporter_ready`` (0 until the first read of the files is served),
 ``exporter_ports_exported``, ``exporter_refresh_duration_seconds``,
 ``exporter_refresh_errors_total``.
 """
@@ -83,7 +84,6 @@ from fabricdoc.model.counters import totals as counter_totals
 from fabricdoc.model.findings import Finding, FindingKind
 from fabricdoc.model.severity import SEVERITIES
 from fabricdoc.model.times import epoch
-from fabricdoc.report.history import History
 from fabricdoc.report.report import Report
 from fabricdoc.scheduler.exposition import (
     POLL_S,
@@ -125,6 +125,7 @@ _ALARM_CLASSES = frozenset({"error", "event"})
 _CLASS_OF: dict[str, str] = {d.canonical: d.cls for d in [*COUNTERS.values(), *(d for _, d in PATTERNS)]}
 _IB_STATE_ID = {"up": 4, "down": 1}  # node_exporter's state_id: 1 down, 4 active
 _LOADED_HELP = "1 when the report file was read, validated and is fresh enough to act on"
+_READY_HELP = "1 once the exporter has read its files and serves their series; 0 while it starts (none yet)"
 
 
 @dataclass(frozen=True)
@@ -187,16 +188,25 @@ class HistoryView:
 
 
 def read_history(path: Path) -> HistoryView:
-    """The newest sample and latest rates of every port in the store (FabricdocError when unusable)."""
+    """The newest sample and latest rates of every port in the store (FabricdocError when unusable).
+
+    Only each port's newest two samples are read (the store picks them in SQL), and
+    their deltas are computed together (:func:`fabricdoc.model.counters.deltas`).
+    """
+    from fabricdoc.model.counters import deltas
+    from fabricdoc.report.history import History  # pandas: loaded off the serving path
+
     with History(path, create=False) as h:
         try:
-            latest, rates = h.latest_counters()
-            sweeps = len(h.sweeps())
-        except Exception as exc:  # sqlite3 / pandas errors from a damaged or foreign file
+            samples = h.newest_samples(2)
+            sweeps = h.sweep_count()
+        except Exception as exc:  # sqlite3 errors from a damaged or foreign file
             raise FabricdocError(f"{path}: cannot read the history store: {exc}") from None
     ports: dict[PortKey, HistoryPort] = {}
     newest: float | None = None
-    for facts, pc in latest:
+    before, after = [], []
+    for facts, pcs in samples:
+        pc = pcs[-1]
         key = (pc.node, int(pc.port))
         hp = ports.get(key)
         if hp is None:
@@ -206,14 +216,14 @@ def read_history(path: Path) -> HistoryView:
         hp.totals.update(totals)
         hp.gauges.update(gauges)
         newest = pc.timestamp if newest is None else max(newest, pc.timestamp)
-    cols = (rates[c] for c in ("node", "port", "counter", "delta", "per_second"))
-    for node, port, counter, delta, per_second in zip(*cols, strict=True):
-        hp = ports.get((node, int(port)))
-        if hp is None:
-            continue
-        if per_second is not None and per_second == per_second:  # NaN when the interval was 0
-            hp.rates[counter] = float(per_second)
-        if delta and _CLASS_OF.get(counter) in _ALARM_CLASSES:
+        if len(pcs) > 1 and pcs[-1].timestamp > pcs[-2].timestamp:
+            before.append(pcs[-2])
+            after.append(pc)
+    for d in deltas(before, after):
+        hp = ports[(d.port.node, int(d.port.port))]
+        if d.per_second is not None and d.per_second == d.per_second:  # NaN when the interval was 0
+            hp.rates[d.name] = float(d.per_second)
+        if d.value and _CLASS_OF.get(d.name) in _ALARM_CLASSES:
             hp.alarm = True
     return HistoryView(ports, sweeps, newest)
 
@@ -306,15 +316,25 @@ class FabricCollector:
         self._hist: HistoryView | None = None
         self._hist_error: str | None = None
         self._built = False
+        self._ready = threading.Event()  # set once the first build (or its failure) is served
         self._refresh_s = 0.0
         self._ports_exported = 0
         self._refresh_errors = 0
-        self._body: tuple[bytes, bytes] = (b"", b"")
         self.series = 0
+        self._body: tuple[bytes, bytes] = self._encode(self._starting())
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     # -- reading ----------------------------------------------------------------------
+    @property
+    def ready(self) -> bool:
+        """Whether the first read of the files has been rendered (before it, scrapes get :meth:`_starting`)."""
+        return self._ready.is_set()
+
+    def wait_ready(self, timeout_s: float | None = None) -> bool:
+        """Block until the first build is served (or ``timeout_s`` passes); whether it is."""
+        return self._ready.wait(timeout_s)
+
     @property
     def report_loaded(self) -> bool:
         """Whether a report is being served: read, valid, and fresh enough to act on."""
@@ -371,6 +391,7 @@ class FabricCollector:
                 self._log(f"refresh failed: {type(exc).__name__}: {exc}")
                 self._body = self._encode(self._fallback())
                 self._built = True
+                self._ready.set()
                 return True
 
     def _refresh(self) -> bool:
@@ -386,6 +407,7 @@ class FabricCollector:
         self._refresh_s = time.perf_counter() - t0
         self._body = self._encode(text + self._own_metrics())
         self._built = True
+        self._ready.set()
         return True
 
     @staticmethod
@@ -393,12 +415,24 @@ class FabricCollector:
         plain = text.encode("utf-8", "replace")  # a lone surrogate from JSON must not stop the exporter
         return plain, gzip.compress(plain, compresslevel=1)
 
+    def _starting(self) -> str:
+        """What a scrape gets before the first build: who we are and ``exporter_ready 0``, a valid exposition
+        with no report or history series yet (a large history takes seconds to read)."""
+        from fabricdoc import __version__
+
+        out = Exposition()
+        out.gauge("fabricdoc_build_info", "fabricdoc's version; always 1", 1.0, version=__version__)
+        out.gauge("fabricdoc_exporter_ready", _READY_HELP, 0.0)
+        self.series = out.series
+        return out.text()
+
     def _fallback(self) -> str:
         """What is served after an unexpected failure: who we are, that no report is served, the error count."""
         from fabricdoc import __version__
 
         out = Exposition()
         out.gauge("fabricdoc_build_info", "fabricdoc's version; always 1", 1.0, version=__version__)
+        out.gauge("fabricdoc_exporter_ready", _READY_HELP, 1.0)
         if self.report_path is not None:
             out.gauge("fabricdoc_report_loaded", _LOADED_HELP, 0.0)
         out.family("fabricdoc_exporter_refresh_errors_total", "counter", "Refreshes that failed unexpectedly",
@@ -407,12 +441,13 @@ class FabricCollector:
         return out.text()
 
     def exposition(self, gzipped: bool = False) -> bytes:
-        """The current exposition text (what a scrape gets); empty before the first :meth:`refresh`."""
+        """The current exposition text (what a scrape gets); ``exporter_ready 0`` before the first build."""
         return self._body[1 if gzipped else 0]
 
     # -- the watcher ----------------------------------------------------------------------
     def start(self, poll_s: float = POLL_S) -> None:
-        """Refresh on a daemon thread every ``poll_s`` seconds until :meth:`stop`."""
+        """Refresh on a daemon thread (the first build at once, if not done yet), then every ``poll_s``
+        seconds until :meth:`stop`."""
         if self._thread is not None:
             return
         self._stop.clear()
@@ -426,6 +461,8 @@ class FabricCollector:
             self._thread = None
 
     def _watch(self, poll_s: float) -> None:
+        if not self._built:
+            self.refresh()
         while not self._stop.wait(poll_s):
             self.refresh()
 
@@ -467,6 +504,7 @@ class FabricCollector:
 
     def _own_metrics(self) -> str:
         out = Exposition()
+        out.gauge("fabricdoc_exporter_ready", _READY_HELP, 1.0)
         out.gauge("fabricdoc_exporter_ports_exported", "Ports with per-port series (all of them with --all-ports)",
                   float(self._ports_exported))
         out.gauge("fabricdoc_exporter_refresh_duration_seconds", "Time to read the files and render this exposition",

@@ -1,6 +1,7 @@
 """Prometheus text format 0.0.4 and the HTTP server that serves a cached exposition.
 
-The exporter renders its metrics once per change of its inputs; this module
+The exporter renders its metrics once per change of its inputs (the first time on
+a background thread, so the server answers while a large history is read); this module
 writes the text (escaping labels once per port) and serves the cached bytes,
 gzipped when the scraper accepts it, dropping idle or stalled connections.
 """
@@ -121,10 +122,14 @@ class _Server(ThreadingWSGIServer):
 
 
 def serve(collector: Source, bind: str = "127.0.0.1", port: int = 9877, *,
-          client_timeout_s: float = CLIENT_TIMEOUT_S, poll_s: float = POLL_S) -> _Server:
-    """Listen (port 0 picks one), build the first exposition, start the watcher; ``serve_forever`` it.
+          client_timeout_s: float = CLIENT_TIMEOUT_S, poll_s: float = POLL_S, build_first: bool = True) -> _Server:
+    """Listen (port 0 picks one), start the watcher; ``serve_forever`` it.
 
-    ``shutdown`` then ``server_close`` stop the server and the watcher.
+    With ``build_first`` the first exposition is built before this returns; without it
+    (what ``fabricdoc exporter`` does) the watcher thread builds it, so the server answers
+    at once and a scrape before the build ends gets the collector's starting exposition
+    (``fabricdoc_exporter_ready 0``), never an error. ``shutdown`` then ``server_close``
+    stop the server and the watcher.
     """
     try:
         server = make_server(bind, port, make_app(collector), server_class=_Server, handler_class=_Handler)
@@ -132,6 +137,7 @@ def serve(collector: Source, bind: str = "127.0.0.1", port: int = 9877, *,
         raise FabricdocError(f"exporter: cannot listen on {bind}:{port}: {os.strerror(exc.errno) if exc.errno else exc}") from None
     server.client_timeout_s = client_timeout_s
     server.collector = collector
-    collector.refresh()
+    if build_first:
+        collector.refresh()
     collector.start(poll_s)
     return server

@@ -21,8 +21,9 @@ from fabricdoc.impact.busbw import ImpactModel
 from fabricdoc.model.findings import Finding
 from fabricdoc.model.inputs import loads_toml, read_text, settings_from
 from fabricdoc.model.records import LinkKey, PortRef
-from fabricdoc.model.severity import SEVERITIES
+from fabricdoc.model.severity import SEVERITIES, worse_than
 from fabricdoc.model.text import escape as _clean
+from fabricdoc.report.drain import finding_label, worst_finding
 from fabricdoc.report.report import Report
 from fabricdoc.scheduler.freshness import DEFAULT_MAX_AGE_H, staleness
 from fabricdoc.scheduler.names import NameMap
@@ -105,7 +106,8 @@ class GateResult:
             "reasons": self.reasons,
             "notes": self.notes,
             "findings": [
-                {"id": f.id, "kind": f.kind, "name": f.name, "fault": f.fault, "severity": f.severity, "confidence": f.confidence}
+                {"id": f.id, "key": f.key, "tag": f.tag, "label": finding_label(f), "kind": f.kind, "name": f.name,
+                 "fault": f.fault, "severity": f.severity, "confidence": f.confidence}
                 for f in self.findings
             ],
             "busbw_loss_pct": self.busbw_loss_pct,
@@ -186,10 +188,13 @@ def evaluate(
 
     # Drain list entries for the job's hosts.
     drained = {names.to_slurm(d.node): d for d in report.drain}
+    by_key = {f.key: f for f in report.findings}
     drain_ids: set[str] = set()
     for h in hosts:
         if h in drained:
-            res.reasons.append(f"{_clean(h)} is in the drain list: {_clean(drained[h].reason)}")
+            worst = worst_finding(by_key[k] for k in drained[h].findings if k in by_key)
+            label = f" ({finding_label(worst)})" if worst else ""
+            res.reasons.append(f"{_clean(h)} is in the drain list{label}: {_clean(drained[h].reason)}")
             drain_ids.update(drained[h].findings)
 
     # Findings that touch the job.
@@ -203,12 +208,10 @@ def evaluate(
         if policy.scope == "fabric" or f.key in drain_ids or _touches(f, every_hca, index, on_path):
             counted.append(f)
     res.findings = counted
-    limit = -1 if policy.max_severity == "none" else SEVERITIES.index(policy.max_severity)
-    too_bad = [f for f in counted if f.severity.rank > limit]
+    too_bad = [f for f in counted if worse_than(f.severity, policy.max_severity)]
     for f in too_bad[:10]:
-        res.reasons.append(
-            f"{f.severity} finding {_clean(f.id)}: {f.kind} {_clean(f.name)} {_clean(f.fault)} (confidence {f.confidence:.2f})"
-        )
+        res.reasons.append(f"{f.severity} finding {_clean(finding_label(f))}: {f.kind} {_clean(f.name)} "
+                           f"{_clean(f.fault)} (confidence {f.confidence:.2f})")
     if len(too_bad) > 10:
         res.reasons.append(f"... and {len(too_bad) - 10} more findings above {policy.max_severity}")
 

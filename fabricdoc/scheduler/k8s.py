@@ -127,13 +127,13 @@ def npd_status(
 
 def _worst_against(report: Report, node: str, policy: Policy, names: NameMap, res: GateResult) -> Finding | None:
     """The most severe finding that fails the node: from its drain entry or above the policy's severity."""
-    from fabricdoc.model.severity import SEVERITIES
+    from fabricdoc.model.severity import worse_than
+    from fabricdoc.report.drain import worst_finding
 
-    limit = -1 if policy.max_severity == "none" else SEVERITIES.index(policy.max_severity)
     by_key = {f.key: f for f in report.findings}
     drained = {k for d in report.drain if names.to_slurm(d.node) == node for k in d.findings}
-    failing = [by_key[k] for k in drained if k in by_key] + [f for f in res.findings if f.severity.rank > limit]
-    return max(failing, key=lambda f: (f.severity.rank, f.confidence, f.key), default=None)
+    failing = [by_key[k] for k in drained if k in by_key]
+    return worst_finding(failing + [f for f in res.findings if worse_than(f.severity, policy.max_severity)])
 
 
 def go_duration_s(text: str, what: str) -> float:

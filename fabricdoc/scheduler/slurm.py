@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from fabricdoc.errors import FabricdocError
+from fabricdoc.report.drain import short_fault, worst_finding
 from fabricdoc.report.report import Report
 from fabricdoc.scheduler.names import NameMap
 
@@ -29,12 +30,6 @@ REASON_TAG = "fd:"
 OUR_PREFIXES = (REASON_TAG, "fabricdoc:")  # "fabricdoc: ..." is what earlier versions wrote
 REASON_MAX_CHARS = 128
 SINFO_REASON_WIDTH = 20  # sinfo -R's default REASON column
-# Fault names short enough that "fd:<fault> <tag>" fits the REASON column (3 + 10 + 1 + 6 = 20).
-SHORT_FAULTS = {
-    "symbol_errors": "symbol_err", "rcv_errors": "rcv_err", "degraded_bandwidth": "slow",
-    "width_degraded": "width", "speed_degraded": "speed", "congestion": "congested",
-    "pause_storm": "pfc_storm", "data_corruption": "corrupt", "gpu_error": "gpu_err",
-}
 # Letters, digits, '.', '_' and '-', starting with a letter or digit: what a
 # Slurm NodeName and a hostname share. No brackets or commas (hostlist syntax),
 # no '=' or spaces (scontrol argument syntax), nothing a shell would read.
@@ -66,8 +61,7 @@ def is_ours(reason: str) -> bool:
 
 def fault_tag(fault: str, tag: str) -> str:
     """``fd:<fault> <tag>``: at most 20 characters, the part ``sinfo -R`` shows by default."""
-    short = SHORT_FAULTS.get(fault, fault)[:10]
-    return _REASON_OK.sub("_", f"{REASON_TAG}{short} {tag}")
+    return _REASON_OK.sub("_", f"{REASON_TAG}{short_fault(fault)} {tag}")
 
 
 def sanitize_reason(text: str, head: str = REASON_TAG + "drain", limit: int = REASON_MAX_CHARS) -> str:
@@ -214,7 +208,7 @@ def plan_drain(report: Report, names: NameMap | None = None, scontrol: str = "sc
                 continue
         keys = tuple(entry.findings)
         found = [by_key[k] for k in keys if k in by_key]
-        worst = max(found, key=lambda f: (f.severity.rank, f.confidence), default=None)
+        worst = worst_finding(found)
         head = fault_tag(worst.fault, worst.tag) if worst else REASON_TAG + "drain"
         others = [f.tag for f in found if f is not worst]
         why = entry.reason + (f" [+{','.join(others)}]" if others else "")

@@ -1,6 +1,7 @@
 """Report v1: schema, round trip, atomic writes, clear errors on bad files."""
 
 import json
+import re
 
 import jsonschema
 import pytest
@@ -34,8 +35,12 @@ def test_report_validates_against_its_schema(report):
     assert data["schema"] == "fabricdoc.report/v1"
     assert data["verdict"] == "fail"
     assert {f["fault"] for f in data["findings"]} == {"symbol_errors", "down"}
-    assert data["drain"] == [{"node": "node0005", "reason": "behind link leaf03[1] -- node0005[1] (down)",
-                              "findings": ["link:leaf03/1~node0005/1:down"]}]
+    (entry,) = data["drain"]
+    assert {k: entry[k] for k in ("node", "reason", "findings")} == {
+        "node": "node0005", "reason": "behind link leaf03[1] -- node0005[1] (down)",
+        "findings": ["link:leaf03/1~node0005/1:down"]}
+    # The tag the scheduler's reason carries, so an operator can match a drain to its finding.
+    assert re.fullmatch(r"[0-9a-f]{6}", entry["tag"]) and entry["tags"] == [entry["tag"]]
 
 
 def test_the_impact_section_is_validated_field_by_field(report, tmp_path):

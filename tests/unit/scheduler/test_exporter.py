@@ -400,7 +400,10 @@ def test_cli_exporter_binds_loopback_serves_and_stops_on_sigterm(tmp_path):
                 assert line or proc.poll() is None, "exporter exited before serving"
         assert line.startswith("fabricdoc exporter: serving http://127.0.0.1:"), line
         url = line.split("serving ", 1)[1].strip()
-        s = scrape(url)
+        first = scrape(url)  # it answers at once: ready 0 until the first build is served
+        assert series(first, "fabricdoc_exporter_ready") in (0, 1)
+        s = wait_for(lambda: (got := scrape(url)).get(("fabricdoc_exporter_ready", ())) == 1 and got, 30,
+                     "the first build to be served")
         assert series(s, "fabricdoc_drain", node="node0004") == 1
         assert len(labelled(s, "fabricdoc_infiniband_state_id")) == 12  # --all-ports
         proc.send_signal(signal.SIGTERM)
@@ -457,3 +460,53 @@ def test_an_unexpected_failure_while_rendering_is_one_line_and_serves_no_report_
     assert "fabricdoc_drain" not in names(s) and "fabricdoc_finding" not in names(s)
     assert lines[-1].startswith("refresh failed: KeyError")
     assert c.refresh() is False  # not retried (nor logged again) until a file changes
+
+
+# -- start-up: answer at once, build on the watcher thread -----------------------------------------
+def test_the_server_answers_before_the_first_build_with_ready_0_and_then_serves_the_files(tmp_path, monkeypatch):
+    report = tmp_path / "r.json"
+    make_report(bad_hosts=["node0002"]).save(report)
+    db = _history(tmp_path, ports=(("leaf01", 3, (0, 100), (1000, 1000 + 86400)),))
+    release = threading.Event()
+    real = exporter_mod.read_history
+    monkeypatch.setattr(exporter_mod, "read_history", lambda path: release.wait(30) and real(path))
+    collector = FabricCollector(report, db)
+    srv = serve(collector, "127.0.0.1", 0, poll_s=0.05, build_first=False)  # returns while the build is held
+    threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    url = "http://{}:{}/metrics".format(*srv.server_address[:2])
+    try:
+        early = scrape(url)  # a valid exposition, not an error
+        assert series(early, "fabricdoc_exporter_ready") == 0 and series(early, "fabricdoc_build_info") == 1
+        assert not names(early) & {"fabricdoc_report_loaded", "fabricdoc_verdict", "fabricdoc_history_loaded"}
+        assert not collector.ready
+        release.set()
+        assert collector.wait_ready(30)
+        s = scrape(url)
+        assert series(s, "fabricdoc_exporter_ready") == 1 and series(s, "fabricdoc_report_loaded") == 1
+        assert series(s, "fabricdoc_drain", node="node0002") == 1
+        assert series(s, "fabricdoc_infiniband_symbol_error_total", **PORT_LEAF01_3) == 100
+    finally:
+        release.set()
+        srv.shutdown()
+        srv.server_close()
+
+
+def test_rates_come_from_each_ports_newest_two_samples_of_a_longer_history(tmp_path):
+    db = tmp_path / "h.sqlite"
+    words = (0, 10, 30, 1030)  # per day; the newest step is 1000 words (4000 bytes) in a day
+    symbols = (0, 100, 150, 150)  # moved early on, not between the last two samples
+    for day, (w, sym) in enumerate(zip(words, symbols, strict=True)):
+        t = T0 + timedelta(days=day)
+        rep = make_report()
+        rep.generated_at = t.isoformat()
+        store(db, rep, counters=[PortCounters("leaf01", 3, t.timestamp(), {"SymbolErrorCounter": sym,
+                                                                             "PortXmitData": w})])
+    s = collected(FabricCollector(None, db))
+    assert series(s, "fabricdoc_history_sweeps") == len(words)
+    assert series(s, "fabricdoc_exporter_ports_exported") == 0  # no error moved lately: not flagged
+    s = collected(FabricCollector(None, db, all_ports=True))
+    assert series(s, "fabricdoc_infiniband_port_data_transmitted_bytes_total", **PORT_LEAF01_3) == 4 * 1030
+    assert series(s, "fabricdoc_infiniband_port_data_transmitted_bytes_per_second", **PORT_LEAF01_3) == \
+        pytest.approx(4000 / 86400)
+    assert series(s, "fabricdoc_infiniband_symbol_error_total", **PORT_LEAF01_3) == 150
+    assert series(s, "fabricdoc_infiniband_symbol_error_per_second", **PORT_LEAF01_3) == 0

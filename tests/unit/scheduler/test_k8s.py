@@ -426,7 +426,7 @@ def test_npd_config_uses_fabricdoc_found_on_path_never_this_python(tmp_path, mon
     assert path == str(exe) and path != sys.executable and not path.startswith(sys.prefix + os.sep)
 
 
-def test_npd_config_warns_when_the_fabricdoc_on_path_is_this_virtualenvs(tmp_path, monkeypatch, capsys):
+def test_npd_config_refuses_the_fabricdoc_of_this_virtualenv_unless_command_is_given(tmp_path, monkeypatch, capsys):
     venv = tmp_path / "venv"
     (venv / "bin").mkdir(parents=True)
     exe = venv / "bin" / "fabricdoc"
@@ -435,10 +435,12 @@ def test_npd_config_warns_when_the_fabricdoc_on_path_is_this_virtualenvs(tmp_pat
     monkeypatch.setenv("PATH", str(venv / "bin"))
     monkeypatch.setattr(sys, "prefix", str(venv))
     monkeypatch.setattr(sys, "base_prefix", "/usr")
-    assert main(["k8s", "npd-config", "/r.json"]) == 0
+    assert main(["k8s", "npd-config", "/r.json"]) == 2
     out, err = capsys.readouterr()
-    assert json.loads(out)["rules"][0]["path"] == str(exe)
+    assert out == "" and len(err.splitlines()) == 1
     assert "inside this virtual environment" in err and "--command" in err
+    assert main(["k8s", "npd-config", "/r.json", "--command", str(exe)]) == 0
+    assert json.loads(capsys.readouterr().out)["rules"][0]["path"] == str(exe)
 
 
 def test_npd_config_without_fabricdoc_on_path_or_command_says_so(tmp_path, monkeypatch, capsys):

@@ -9,11 +9,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fabricdoc.errors import ConfigError, ParseError
-from fabricdoc.report.drain import DrainEntry
+from fabricdoc.report.drain import DrainEntry, short_fault
 from fabricdoc.scheduler.names import HostRule, NameMap, load_name_map
 from fabricdoc.scheduler.slurm import (
     REASON_MAX_CHARS,
-    SHORT_FAULTS,
     SINFO_REASON_WIDTH,
     UnsafeNodeName,
     check_node_name,
@@ -168,7 +167,7 @@ def test_garbled_sinfo_line_is_a_parse_error_naming_the_line():
 def test_the_reason_tag_fits_sinfo_default_column_and_names_the_fault(fault):
     tag = fault_tag(fault, "3fa2c1")
     assert len(tag) <= SINFO_REASON_WIDTH and tag.startswith("fd:") and tag.endswith(" 3fa2c1")
-    assert tag[3:-7] == SHORT_FAULTS.get(fault, fault)[:10]
+    assert tag[3:-7] == short_fault(fault)
 
 
 def test_the_same_fault_gets_the_same_reason_tag_in_the_next_sweep_whatever_its_number():
