@@ -34,6 +34,19 @@ def progress_bar(enabled: bool = True) -> Iterator[Any]:
         yield update
 
 
+def stdout_console() -> Any:
+    """A rich console on stdout whose closed pipe is a :class:`BrokenPipeError` (main's one line, exit 2),
+    not rich's own ``SystemExit(1)``, the faults-found code."""
+    from rich.console import Console
+
+    class _PipeConsole(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            raise BrokenPipeError("stdout closed")
+
+    return _PipeConsole()
+
+
 def emit_report(report: Any, args: argparse.Namespace) -> int:
     """Write ``-o``, print the JSON or the text summary, and return the verdict's exit code.
 

@@ -157,8 +157,7 @@ def given_what_if(fabric: Any, report: Any, args: argparse.Namespace) -> dict[st
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
+    from fabricdoc.cli import common
     from fabricdoc.impact.section import impact_section
     from fabricdoc.report.report import Report
     from fabricdoc.scheduler.hostlists import read_host_list
@@ -188,7 +187,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(json.dumps(section, indent=2, allow_nan=False) + "\n")
     else:
-        print_section(section, Console())
+        print_section(section, common.stdout_console())
     return 0
 
 

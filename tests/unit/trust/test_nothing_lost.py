@@ -140,6 +140,19 @@ def test_a_closed_pipe_is_not_success():
     assert b"Traceback" not in proc.stderr.read()
 
 
+def test_a_closed_pipe_under_impacts_tables_is_not_success_either(tmp_path):
+    """impact prints through rich, whose own closed-pipe handling exits 1, the faults-found code."""
+    from fabricdoc.sweep import SweepConfig, run_sweep
+
+    path = tmp_path / "report.json"
+    run_sweep(SweepConfig(fabric="demo")).save(path)
+    proc = subprocess.Popen([sys.executable, "-m", "fabricdoc", "impact", str(path)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    proc.stdout.close()
+    assert proc.wait(timeout=120) == 2
+    assert b"Traceback" not in proc.stderr.read()
+
+
 def test_write_atomic_errors_are_fabricdoc_errors(tmp_path):
     (tmp_path / "dir").mkdir()
     with pytest.raises(FabricdocError, match="not a regular file"):
