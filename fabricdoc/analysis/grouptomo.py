@@ -18,12 +18,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from fabricdoc.analysis.blame import Blame
 from fabricdoc.errors import TopologyError
 from fabricdoc.model.evidence import GroupLoadEvidence, GroupSample
 from fabricdoc.model.findings import Finding
+from fabricdoc.model.flows import maxmin
 from fabricdoc.model.groups import channel_load, group_flows
 from fabricdoc.model.paths import Channel, directed, is_bidirectional
 from fabricdoc.model.records import GroupResult, LinkKey, Observations
@@ -39,6 +40,11 @@ class _Test:
     load: Counter[Hashable]  # ("chan", Channel) or ("switch", node id) -> concurrent flows
     failed: bool
     group: GroupResult | None
+    flows: list[list[Channel]] = field(default_factory=list)
+    saturated: frozenset[Channel] = frozenset()  # directions its round filled (a bottleneck of some flow)
+
+
+SATURATED = 0.95  # share of a direction's capacity the round's max-min rates fill: a bottleneck
 
 
 def _switch_load(fabric: Fabric, flows: list[list[Channel]]) -> Counter[Hashable]:
@@ -56,9 +62,28 @@ def _tests(fabric: Fabric, obs: Observations, slow_ratio: float) -> list[_Test]:
     run at once (two groups through one spine load it together)."""
     out = _own_tests(fabric, obs, slow_ratio)
     rounds: dict[tuple[bool, int], Counter[Hashable]] = {}
+    round_flows: dict[tuple[bool, int], list[list[Channel]]] = {}
     for t, r in out:
         rounds.setdefault((t.group is None, r), Counter()).update(t.load)
-    return [_Test(Counter({e: rounds[(t.group is None, r)][e] for e in t.load}), t.failed, t.group) for t, r in out]
+        round_flows.setdefault((t.group is None, r), []).extend(t.flows)
+    full = {k: _saturated(fabric, flows) for k, flows in round_flows.items()}
+    return [_Test(Counter({e: rounds[(t.group is None, r)][e] for e in t.load}), t.failed, t.group,
+                  saturated=full[(t.group is None, r)]) for t, r in out]
+
+
+def _saturated(fabric: Fabric, flows: list[list[Channel]]) -> frozenset[Channel]:
+    """The cable directions the round's flows fill at their max-min fair rates on a healthy fabric.
+
+    Only there does a passing test show a direction carries that many flows: a direction the round
+    left half empty would pass even at the fraction of its rate a load-only fault leaves it."""
+    if not flows:
+        return frozenset()
+    rates = maxmin(flows, lambda k: fabric.links[k].capacity_gbps)
+    used: Counter[Channel] = Counter()
+    for rate, hops in zip(rates, flows, strict=True):
+        for chan in hops:
+            used[chan] += float(rate)
+    return frozenset(c for c, u in used.items() if u >= SATURATED * fabric.links[c[0]].capacity_gbps)
 
 
 def _own_tests(fabric: Fabric, obs: Observations, slow_ratio: float) -> list[tuple[_Test, int]]:
@@ -75,7 +100,7 @@ def _own_tests(fabric: Fabric, obs: Observations, slow_ratio: float) -> list[tup
         load: Counter[Hashable] = Counter({("chan", c): n for c, n in channel_load(flows).items()})
         load.update(_switch_load(fabric, flows))
         slow = p.status == "hung" or (p.ratio is not None and p.ratio < slow_ratio)
-        out.append((_Test(load, slow, None), p.round))
+        out.append((_Test(load, slow, None, flows), p.round))
     for g in obs.groups:
         if g.status not in ("ok", "hung"):
             continue
@@ -86,7 +111,7 @@ def _own_tests(fabric: Fabric, obs: Observations, slow_ratio: float) -> list[tup
         load = Counter({("chan", c): n for c, n in channel_load(flows).items()})
         load.update(_switch_load(fabric, flows))
         slow = g.failed(slow_ratio)
-        out.append((_Test(load, slow, g), g.round))
+        out.append((_Test(load, slow, g, flows), g.round))
     return out
 
 
@@ -105,6 +130,8 @@ def from_groups(fabric: Fabric, obs: Observations, slow_ratio: float,
     for t in tests:
         if not t.failed:
             for e, n in t.load.items():
+                if e[0] == "chan" and e[1] not in t.saturated:  # type: ignore[index]
+                    continue  # not filled: passing says nothing of this many flows
                 passing[e] = max(passing[e], n)
     covers: dict[Hashable, set[int]] = {}
     for i in failing:

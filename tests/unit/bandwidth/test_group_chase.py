@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from fabricdoc.analysis.localize import Options
 from fabricdoc.bandwidth.simulated import SimMeasure
 from fabricdoc.fabric.faults import Fault
@@ -43,3 +45,15 @@ def test_a_slow_pair_no_cable_explains_does_not_stop_groups_naming_a_load_only_u
     assert collapsed, ([(g.label, g.phase, g.ratio) for g in obs.groups], found.findings)
     (f,) = collapsed
     assert fabric.link_at(PortRef(f.node_ids[0], f.endpoints[0][1])).key == bad
+
+
+@pytest.mark.parametrize(("leaf", "spine"), [("leaf03", "spine02"), ("leaf04", "spine03"), ("leaf03", "spine04")])
+def test_a_collapsed_uplink_is_named_not_the_host_cable_its_flows_fan_into(leaf, spine):
+    """A fan into one host through a collapsed uplink fails at the host's cable as well; tests that passed
+    while leaving the uplink half empty (their flows bottlenecked elsewhere) do not clear it."""
+    fabric = fat_tree_2(leaves=4, spines=4, hosts_per_leaf=8)
+    bad = next(k for k in fabric.links if {k.a.node, k.b.node} == {leaf, spine})
+    sim = Simulator(fabric, [Fault("load_collapse", port=bad.a, flows=2)], seed=2)
+    found = measure_and_retest(sim.truth, Observations(), SimMeasure(sim), Options(), groups=True, full_load=True)
+    named = [(f.fault, fabric.link_at(PortRef(f.node_ids[0], f.endpoints[0][1])).key) for f in found.findings]
+    assert named == [("load_collapse", bad)], named
