@@ -31,12 +31,12 @@ def bench(name, fabric, faults, seed):
     result = Simulator(fabric, random_faults(fabric, faults, np.random.default_rng(seed)), seed=seed).run(plan.rounds)
     t2 = time.perf_counter()
     observed = result.observed
-    observed._invalidate()  # cold: localization routes every pair itself
+    observed.invalidate()  # cold: localization routes every pair itself
     t3 = time.perf_counter()
     findings = localize(observed, result.observations)
     t4 = time.perf_counter()
     # Peak memory in a second cold run: tracemalloc slows Python too much to time under it.
-    observed._invalidate()
+    observed.invalidate()
     tracemalloc.start()
     localize(observed, result.observations)
     _, peak = tracemalloc.get_traced_memory()

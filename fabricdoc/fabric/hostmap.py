@@ -15,9 +15,9 @@ it, so the fabric alone cannot tell whose HCA it is. A host map names them::
 
 ``guid`` is the node GUID (any form the tools print), ``lid`` a CA port's LID,
 ``description`` the exact node description; ``rail`` (optional) is the HCA's rail
-index on its host, 0-based. Strict: an unknown column or key, a bad GUID or
-LID, a row naming more or less than one HCA, or the same HCA twice is a
-ConfigError naming the file and the line.
+index on its host, 0-based (without it, the rail of the leaf the HCA is cabled to).
+Strict: an unknown column or key, a bad GUID or LID, a row naming more or less
+than one HCA, or the same HCA twice is a ConfigError naming the file and the line.
 """
 
 from __future__ import annotations

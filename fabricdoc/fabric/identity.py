@@ -7,9 +7,8 @@ eight CAs, one per rail. :func:`identify` turns the CAs into hosts:
 
 - a CA described ``"<host> <device>"`` (or named by a host map) belongs to
   ``host``: ``attrs["host"]``, ``attrs["device"]``, and ``attrs["rail"]``, its
-  0-based rail index, in device-number order (``mlx5_2`` before ``mlx5_10``) after
-  the rails a host map gives explicitly; a one-word description (an ibsim node)
-  is the host itself;
+  0-based rail index (see :func:`identify`); a one-word description (an ibsim
+  node) is the host itself;
 - a CA whose description is the firmware default (``MT4129 ConnectX7   Mellanox
   Technologies``) or names no host stays a host *node* without a host name
   (``attrs["unnamed"]`` says why): it is reported, never grouped into a fake
@@ -30,7 +29,9 @@ mapped onto the fabric's ids before analysis (:func:`align`).
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -85,6 +86,19 @@ def device_order(device: str | None) -> tuple:
     return (0, tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", device)))
 
 
+@dataclass(frozen=True)
+class OffRail:
+    """An HCA cabled to a leaf switch that serves another rail: ``rail`` is the HCA's, ``switch_rail``
+    the rail of most HCAs on ``switch`` (node ids, with their labels for messages)."""
+
+    hca: str
+    rail: int
+    switch: str
+    switch_rail: int
+    hca_label: str
+    switch_label: str
+
+
 @dataclass
 class IdentityReport:
     """What :func:`identify` found: hosts with their HCA nodes in rail order, and what it could not name."""
@@ -93,9 +107,11 @@ class IdentityReport:
     unnamed: dict[str, str] = field(default_factory=dict)  # node id -> why it has no host name
     not_hosts: dict[str, str] = field(default_factory=dict)  # node id -> role
     map_unused: list[HostMapEntry] = field(default_factory=list)
+    off_rail: dict[str, list[OffRail]] = field(default_factory=dict)  # host -> its HCAs on another rail's switch
 
     def probe_runs(self, source: str) -> list[ProbeRun]:
-        """Warnings for the report's probe health: HCAs without a host name, host-map lines that named none."""
+        """Warnings for the report's probe health: HCAs without a host name, host-map lines that named none,
+        hosts with an HCA on another rail's leaf."""
         runs = []
         if self.unnamed:
             first_id, why = next(iter(self.unnamed.items()))
@@ -106,11 +122,34 @@ class IdentityReport:
             runs.append(ProbeRun("identity", f"{entry.host}", "warning", 0.0,
                                  f"host map line {entry.line_no}: {entry.key[0]} {entry.key[1]} names no HCA "
                                  f"of this fabric"))
+        for host, wrong in self.off_rail.items():
+            runs.append(ProbeRun("identity", host, "warning", 0.0, self._off_rail_message(host, wrong)))
         return runs
+
+    def _off_rail_message(self, host: str, wrong: list[OffRail]) -> str:
+        parts = "; ".join(f"{w.hca_label.removeprefix(host + ' ')} (rail {w.rail}) is cabled to {w.switch_label}, "
+                          f"a rail-{w.switch_rail} leaf" for w in wrong)
+        hcas = len(self.hosts.get(host, ()))
+        why = "each rail's HCA belongs on that rail's leaf, or its traffic crosses rails"
+        if sorted(w.rail for w in wrong) == sorted(w.switch_rail for w in wrong):
+            why = f"its cables look swapped: {why}"
+        elif len({w.hca for w in wrong}) == hcas:
+            why = (f"none of its {hcas} HCAs is on its own rail's leaf: the host is not wired rail by rail "
+                   "(a management or storage node?)")
+        return f"{host}: {parts}; {why}"
 
 
 def identify(fabric: Fabric, host_map: HostMap | None = None) -> IdentityReport:
     """Give every InfiniBand CA of ``fabric`` its role, host and rail (see the module doc); idempotent.
+
+    An HCA's rail is, in this order: the rail a host map gives; else its device's place among
+    the fabric's device names of its kind (``mlx5_0, mlx5_1, mlx5_4, mlx5_5`` are rails 0-3
+    on every host of the fabric, so a host whose ``mlx5_4`` is not seen still has ``mlx5_5``
+    on rail 3); else, when names do not tell (no device, or two of a host's HCAs on one
+    rail), the rail of the switch it is cabled to (the rail most HCAs on that switch have);
+    else the host's first free rail. Never its place among the host's HCAs present. An HCA
+    of a multi-HCA host cabled to a switch that serves another rail is listed in
+    ``IdentityReport.off_rail`` (a warning in the report's probe health).
 
     Nodes built from ibnetdiscover or ibdiagnet carry ``attrs["ib_type"]``; other
     fabrics (YAML, generators) are left as they are unless ``host_map`` names a node.
@@ -144,8 +183,8 @@ def identify(fabric: Fabric, host_map: HostMap | None = None) -> IdentityReport:
     if host_map is not None:
         _check_map_matches(host_map, matched)
         report.map_unused = [e for e in host_map.entries if e.line_no not in matched]
-    _assign_rails(named, explicit, report)
-    fabric._invalidate()
+    _assign_rails(fabric, named, explicit, report)
+    fabric.invalidate()
     return report
 
 
@@ -208,22 +247,86 @@ def _name_from_description(node: Node, report: IdentityReport) -> bool:
     return False
 
 
-def _assign_rails(named: list[Node], explicit: dict[str, int], report: IdentityReport) -> None:
-    """Rails per host: a host map's rails as given, the rest in device order in the free slots."""
+def _assign_rails(fabric: Fabric, named: list[Node], explicit: dict[str, int], report: IdentityReport) -> None:
+    """Rails per host (the order :func:`identify` states), then the HCAs cabled to another rail's switch."""
     members: dict[str, list[Node]] = {}
     for node in named:
         members.setdefault(str(node.attrs["host"]), []).append(node)
-    for host, nodes in members.items():
+    by_name = _rails_by_name(n for n in named if n.id not in explicit)
+    rails: dict[str, int] = {}
+    for nodes in members.values():
         taken = {explicit[n.id] for n in nodes if n.id in explicit}
-        free = (r for r in range(len(nodes) + len(taken)) if r not in taken)
-        rest = sorted((n for n in nodes if n.id not in explicit),
-                      key=lambda n: (device_order(n.attrs.get("device")), n.guid or n.id))
-        for node in rest:
-            node.attrs["rail"] = next(free)
+        counts = Counter(by_name[n.id] for n in nodes if n.id in by_name)
         for node in nodes:
             if node.id in explicit:
-                node.attrs["rail"] = explicit[node.id]
+                rails[node.id] = explicit[node.id]
+            elif node.id in by_name and counts[by_name[node.id]] == 1 and by_name[node.id] not in taken:
+                rails[node.id] = by_name[node.id]
+    cabled = {n.id: _switches_of(fabric, n.id) for n in named}
+    multi = [n for nodes in members.values() if len(nodes) > 1 for n in nodes]
+    switch_rails = _switch_rails({n.id: cabled[n.id] for n in multi if n.id in rails}, rails)
+    for host, nodes in members.items():
+        taken = {rails[n.id] for n in nodes if n.id in rails}
+        rest = sorted((n for n in nodes if n.id not in rails),
+                      key=lambda n: (device_order(n.attrs.get("device")), n.guid or n.id))
+        for node in rest:
+            seen = [switch_rails[s] for s in cabled[node.id] if s in switch_rails]
+            if seen and seen[0] not in taken:
+                rails[node.id] = seen[0]
+                taken.add(seen[0])
+        free = (r for r in itertools.count() if r not in taken)
+        for node in rest:
+            if node.id not in rails:
+                rails[node.id] = next(free)
+        for node in nodes:
+            node.attrs["rail"] = rails[node.id]
         report.hosts[host] = [n.id for n in sorted(nodes, key=lambda n: n.attrs["rail"])]
+    for node in multi:
+        for switch in cabled[node.id]:
+            if switch in switch_rails and switch_rails[switch] != rails[node.id]:
+                report.off_rail.setdefault(str(node.attrs["host"]), []).append(
+                    OffRail(node.id, rails[node.id], switch, switch_rails[switch], node.label, fabric.label(switch)))
+    for wrong in report.off_rail.values():
+        wrong.sort(key=lambda w: (w.rail, w.hca))
+
+
+def _rails_by_name(nodes: Iterable[Node]) -> dict[str, int]:
+    """Node id -> its device's place among every device name of its kind on the fabric (``mlx5_N``,
+    ``HCA-N``, ``ibpNsM``: the name with its numbers taken out), in number order."""
+    kinds: dict[str, set[str]] = {}
+    device_of: dict[str, str] = {}
+    for node in nodes:
+        device = node.attrs.get("device")
+        if isinstance(device, str):
+            device_of[node.id] = device
+            kinds.setdefault(re.sub(r"\d+", "#", device), set()).add(device)
+    place = {d: i for devices in kinds.values() for i, d in enumerate(sorted(devices, key=device_order))}
+    return {nid: place[d] for nid, d in device_of.items()}
+
+
+def _switches_of(fabric: Fabric, node_id: str) -> list[str]:
+    """The switches a node's ports are cabled to, in port order."""
+    out = []
+    for port in fabric.host_ports(node_id):
+        far = fabric.peer(port)
+        if far is not None and fabric.nodes[far.node].kind == "switch" and far.node not in out:
+            out.append(far.node)
+    return out
+
+
+def _switch_rails(cabled: dict[str, list[str]], rails: dict[str, int]) -> dict[str, int]:
+    """Switch id -> the rail more than half of the HCAs cabled to it (HCA id -> its switches) are on;
+    no entry when no rail has more than half."""
+    on: dict[str, Counter] = {}
+    for hca, switches in cabled.items():
+        for switch in switches:
+            on.setdefault(switch, Counter())[rails[hca]] += 1
+    out = {}
+    for switch, counts in on.items():
+        rail, count = counts.most_common(1)[0]
+        if 2 * count > sum(counts.values()):
+            out[switch] = rail
+    return out
 
 
 # -- names the scheduler uses --------------------------------------------------------

@@ -22,5 +22,5 @@ def apply_lfts(fabric: Fabric, routes: Iterable[IbRoute], *, source: str = "rout
                                 f"{route.lft[wrong[0]]}, which it does not have (it has {ports})")
         tables[route.switch_guid] = dict(route.lft)
     fabric.lfts = tables
-    fabric._invalidate()
+    fabric.invalidate()
     return fabric

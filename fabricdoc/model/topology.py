@@ -113,8 +113,6 @@ class Fabric:
         self._levels = None
         self._node_index = None
 
-    _invalidate = invalidate  # the name callers used before it was public
-
     # -- queries ----------------------------------------------------------
     def hosts(self) -> list[Node]:
         return [n for n in self.nodes.values() if n.kind == "host"]

@@ -107,6 +107,77 @@ def test_every_cable_is_4x_ndr_at_425_gbps_signalling(fabric, text):
     assert {(lk.lanes, lk.lane_gbps, lk.capacity_gbps) for lk in fabric.links.values()} == {(4, 106.25, 425.0)}
 
 
+# -- rails: from device names across the fabric, and HCAs on another rail's leaf --------------------
+
+_SWITCH = re.compile(r'^Switch\s+\d+\s+"[^"]*"\s+#\s+"(?P<desc>[^"]*)"', re.M)
+_PORT_DESC = re.compile(r'^\[\d+\].*#\s+"(?P<desc>[^"]*)"', re.M)
+_LEAF_RAIL = re.compile(r"IBLEAF-0(\d)-")
+
+
+def _leaf_numbers(text: str) -> dict[str, list[tuple[str, int]]]:
+    """host -> (device, number k of the leaf 'IBLEAF-0k-<unit>' it is cabled to), from the Switch blocks' port lines."""
+    out: dict[str, list[tuple[str, int]]] = {}
+    for block in text.split("\n\n"):
+        sw = _SWITCH.search(block)
+        if sw is None or not (leaf := _LEAF_RAIL.search(sw["desc"])):
+            continue
+        for m in _PORT_DESC.finditer(block[sw.end():]):
+            if (hm := _HOST_HCA.match(m["desc"])) and hm["host"] != "localhost":
+                out.setdefault(hm["host"], []).append((hm["dev"], int(leaf[1])))
+    return out
+
+
+def _usual_leaf(leaves: dict[str, list[tuple[str, int]]]) -> dict[str, int]:
+    """device name -> the leaf number most HCAs of that name are cabled to."""
+    seen: dict[str, Counter] = {}
+    for pairs in leaves.values():
+        for dev, k in pairs:
+            seen.setdefault(dev, Counter())[k] += 1
+    return {dev: c.most_common(1)[0][0] for dev, c in seen.items()}
+
+
+def test_hosts_with_an_hca_on_another_rails_leaf_are_warned_about_by_name(text):
+    leaves = _leaf_numbers(text)
+    usual = _usual_leaf(leaves)
+    expected = sorted(h for h, pairs in leaves.items() if len(pairs) > 1 and any(usual[d] != k for d, k in pairs))
+    # b08-p1-dgx-08-c01's HCA-5 and HCA-6 cables are swapped; the UFM host and 'ubuntu' hang their mlx5_0/1
+    # on unit 08's rail-3 and rail-4 leaves
+    assert expected == ["B11-P1-CUFM-02", "b08-p1-dgx-08-c01", "ubuntu"]
+    saved = read_ibnetdiscover_file(CAPTURE)
+    warned = {p.target: p.error for p in saved.probes if p.probe == "identity" and p.target in leaves}
+    assert sorted(warned) == expected
+    assert {p.status for p in saved.probes} == {"warning"}
+    assert warned["b08-p1-dgx-08-c01"] == (
+        "b08-p1-dgx-08-c01: HCA-5 (rail 2) is cabled to MF0;B09-P1-IBLEAF-04-08:MQM9701/U1, a rail-3 leaf; "
+        "HCA-6 (rail 3) is cabled to MF0;B09-P1-IBLEAF-03-08:MQM9701/U1, a rail-2 leaf; its cables look swapped: "
+        "each rail's HCA belongs on that rail's leaf, or its traffic crosses rails")
+    for host in ("B11-P1-CUFM-02", "ubuntu"):
+        assert warned[host].startswith(f"{host}: mlx5_0 (rail 0) is cabled to MF0;B09-P1-IBLEAF-03-08")
+        assert warned[host].endswith("none of its 2 HCAs is on its own rail's leaf: the host is not wired rail by "
+                                     "rail (a management or storage node?)")
+
+
+def test_every_hca_name_is_one_rail_across_the_fabric_even_on_hosts_missing_a_leaf(fabric, text):
+    leaves = _leaf_numbers(text)
+    usual = _usual_leaf(leaves)
+    rail_of = {}
+    for host, ids in host_index(fabric).items():
+        for nid in ids:
+            if (dev := fabric.nodes[nid].attrs.get("device")) is not None and host in leaves:
+                rail_of.setdefault(dev, set()).add(fabric.nodes[nid].attrs["rail"])
+    # each device name is one rail on every host: that of the leaf 'IBLEAF-0k' most of its HCAs are on (k - 1)
+    assert rail_of == {dev: {k - 1} for dev, k in usual.items()}
+    assert rail_of["HCA-6"] == rail_of["mlx5_5"] == {3}
+    # leaf IBLEAF-03-01 is not in the capture: unit 01's hosts show HCA-1, HCA-2 and HCA-6, and HCA-6 stays rail 3
+    unit1 = sorted(h for h in leaves if h.startswith("a05-p1-dgx-01-"))
+    assert len(unit1) == 10 and "IBLEAF-03-01" not in text
+    for host in unit1:
+        ids = host_nodes(fabric, host)
+        assert [(fabric.nodes[n].attrs["device"], fabric.nodes[n].attrs["rail"]) for n in ids] == \
+            [("HCA-1", 0), ("HCA-2", 1), ("HCA-6", 3)]
+        assert _leaf_of(fabric, ids[-1]) == "MF0;A09-P1-IBLEAF-04-01:MQM9701/U1"
+
+
 # -- nccl-tests logs on its hosts -------------------------------------------------------------------
 
 
@@ -171,5 +242,7 @@ def test_analyze_on_the_capture_and_per_rail_logs_reports_the_host_to_drain(tmp_
     assert drain.startswith(f"  {UNIT4[2]}: ") and "mlx5" not in drain.split(":")[0]
     report = json.loads(out.read_text())
     assert [d["node"] for d in report["drain"]] == [UNIT4[2]]
+    # the swapped cables are in the report's probe health, and drain nothing
+    assert [p["status"] for p in report["probes"] if p["target"] == "b08-p1-dgx-08-c01"] == ["warning"]
     [finding] = [f for f in report["findings"] if f["severity"] in ("error", "critical")]
     assert finding["name"] == f"{UNIT4[2]} mlx5_0 port 1"
