@@ -131,28 +131,47 @@ class SupportedPort(Protocol):
     port: int
     max_lanes: int | None
     max_speed: str | None  # "NDR", "HDR"... (IB_SPEEDS)
+    enabled_lanes: int | None  # LinkWidthEnabled; None where the tool did not say
+    enabled_speed: str | None  # LinkSpeedEnabled
 
 
-def expect_from_ports(states: Iterable[PortState], ports: Iterable[SupportedPort]) -> list[PortState]:
-    """Set each up port's expected width and speed to the lower of its two ends' supported values (PortInfo
-    LinkWidthSupported / LinkSpeedSupported, from ibdiagnet's PORTS), ``max_*_from`` ``supported``.
+def _allowed(p: SupportedPort) -> tuple[tuple[float | None, float | None], tuple[float | None, float | None]]:
+    """((supported lanes, supported Gb/s per lane), (enabled lanes, enabled Gb/s per lane)) of one port."""
+    enabled = getattr(p, "enabled_lanes", None), IB_SPEEDS.get(getattr(p, "enabled_speed", None) or "")
+    return (p.max_lanes, IB_SPEEDS.get(p.max_speed or "")), enabled
 
-    What both ends can train at outranks iblinkinfo's hint and the fabric's majority, so a link trained
-    below it is degraded even where most links trained low; an expectation from the expected fabric
-    (``topology``) or the ports' enabled values stays. Ports whose far end PORTS does not list keep theirs.
+
+def _expectation(supported: list[float | None], enabled: list[float | None]) -> tuple[float | None, str]:
+    """The lower of both ends' supported and enabled values, and ``enabled`` when an enabled value lowered it."""
+    most = _min_known(*supported)
+    both = _min_known(most, *enabled)
+    return both, "enabled" if both and most and both < most else "supported"
+
+
+def expect_from_ports(states: Iterable[PortState], ports: Iterable[SupportedPort], *,
+                      keep: frozenset[str] = frozenset({"topology"})) -> list[PortState]:
+    """Set each up port's expected width and speed to the lower of its two ends' min(supported, enabled)
+    values (PortInfo LinkWidth/LinkSpeed Supported and Enabled, from ibdiagnet's PORTS).
+
+    ``max_*_from`` is ``enabled`` where an end's enabled value is what lowered the expectation (an
+    admin-limited port trained at what it may, not degraded), else ``supported``. What both ends can
+    train at outranks iblinkinfo's hint and the fabric's majority, so a link trained below it is
+    degraded even where most links trained low; an expectation whose ``max_*_from`` is in ``keep`` (by
+    default ``topology``: the expected fabric) stays. Ports whose far end PORTS does not list keep theirs.
     """
-    sup = {PortRef(p.node_guid, p.port): (p.max_lanes, IB_SPEEDS.get(p.max_speed or "")) for p in ports}
+    info = {PortRef(p.node_guid, p.port): _allowed(p) for p in ports}
     out: list[PortState] = []
     for s in states:
-        here, there = sup.get(s.ref), sup.get(s.peer) if s.peer is not None else None
+        here, there = info.get(s.ref), info.get(s.peer) if s.peer is not None else None
         if here is not None and there is not None and s.state != "Down" and s.lanes and s.lane_gbps:
             if not isinstance(s, IbPortState):
                 s = IbPortState(**{f.name: getattr(s, f.name) for f in fields(PortState)})
-            lanes, gbps = _min_known(here[0], there[0]), _min_known(here[1], there[1])
-            if lanes and s.max_lanes_from not in ("topology", "enabled"):
-                s = replace(s, max_lanes=int(lanes), max_lanes_from="supported")
-            if gbps and s.max_lane_gbps_from not in ("topology", "enabled"):
-                s = replace(s, max_lane_gbps=float(gbps), max_lane_gbps_from="supported")
+            lanes, lanes_from = _expectation([here[0][0], there[0][0]], [here[1][0], there[1][0]])
+            gbps, gbps_from = _expectation([here[0][1], there[0][1]], [here[1][1], there[1][1]])
+            if lanes and s.max_lanes_from not in keep:
+                s = replace(s, max_lanes=int(lanes), max_lanes_from=lanes_from)
+            if gbps and s.max_lane_gbps_from not in keep:
+                s = replace(s, max_lane_gbps=float(gbps), max_lane_gbps_from=gbps_from)
         out.append(s)
     return out
 
@@ -214,6 +233,6 @@ def expect_from_topology(states: Iterable[PortState], expected: Fabric) -> list[
     return out
 
 
-def _min_known(x: float | None, y: float | None) -> float | None:
-    known = [v for v in (x, y) if v]
+def _min_known(*values: float | None) -> float | None:
+    known = [v for v in values if v]
     return min(known) if known else None

@@ -8,9 +8,10 @@ each file contributes, and which wins when several say the same thing:
   port's LID and GUID, every cable), else ``ibdiagnet2.lst`` (the cables, both
   ends described). Host identity (``<host> <device>`` descriptions, the host
   map, aggregation nodes) is :func:`fabricdoc.fabric.identity.identify`'s.
-- **link states**: PORTS (state, physical state, active and supported width and
-  speed of every port), else ``.net_dump`` (switch ports), else ``.lst`` (the
-  cables that are up). A link's maximum is what *both* ends support.
+- **link states**: PORTS (state, physical state, active, supported and enabled width
+  and speed of every port), else ``.net_dump`` (switch ports), else ``.lst`` (the
+  cables that are up). A link's maximum is what *both* ends support and have enabled
+  (an admin-limited port is expected at its enabled width, not degraded).
 - **counters**: PM_INFO (+ PM_DELTA), else ``ibdiagnet2.pm``. See below.
 - **routes**: ``ibdiagnet2.fdbs`` when there, so paths follow the LFTs.
 - **cables**: ``ibdiagnet2.cables`` onto the nodes' ``attrs["cables"]``.
@@ -61,6 +62,7 @@ from fabricdoc.model.topology import Fabric
 from fabricdoc.probes.ib import ibdiagnet as diag
 from fabricdoc.probes.ib.common import check_register
 
+SOURCE_PREFIX = "ibdiagnet "  # Fabric.source of a fabric read from a run: "ibdiagnet <directory>"
 FILE_KINDS = ("db_csv", "lst", "net_dump", "pm", "fdbs", "cables", "log")
 _PAUSE_LOG = re.compile(r"Going to sleep for (\d+(?:\.\d+)?) seconds until next counters sample")
 _PAUSE_ARG = re.compile(r"--pm_pause_time[ =](\d+(?:\.\d+)?)")
@@ -148,7 +150,7 @@ def read_ibdiagnet_dir(directory: str | Path, host_map: HostMap | None = None) -
     else:
         raise ConfigError(f"{directory}: neither NODES/LINKS in the db_csv nor a .lst: no topology to read")
     states, state_source = _states(ports, topo, files, lst)
-    fabric = ibfabric.fabric_from_ib(topo, name=Path(directory).name, source=f"ibdiagnet {directory}",
+    fabric = ibfabric.fabric_from_ib(topo, name=Path(directory).name, source=source_of(directory),
                                      port_states=states, host_map=host_map)
     probes: list[ProbeRun] = []
     notes = [f"topology from {topo_file}", f"link states from {state_source}"]
@@ -171,6 +173,22 @@ def read_ibdiagnet_dir(directory: str | Path, host_map: HostMap | None = None) -
     return IbdiagnetRun(fabric, obs, files, report, mode, notes)
 
 
+def source_of(directory: str | Path) -> str:
+    """The ``Fabric.source`` of a fabric read from the ibdiagnet run in ``directory``."""
+    return f"{SOURCE_PREFIX}{directory}"
+
+
+def portinfo_of(fabric: Fabric) -> list[diag.IbdiagPort]:
+    """The PORTS rows (supported and enabled width and speed of every port) of the ibdiagnet run
+    ``fabric`` was read from; empty when it was not read from one or the run has no db_csv PORTS."""
+    if not fabric.source.startswith(SOURCE_PREFIX):
+        return []
+    files = find_files(fabric.source[len(SOURCE_PREFIX):])
+    if "db_csv" not in files:
+        return []
+    return diag.db_ports(diag.parse_db_csv(read_text(files["db_csv"], "ibdiagnet db_csv"), str(files["db_csv"])))
+
+
 # -- topology ------------------------------------------------------------------------
 
 
@@ -178,10 +196,17 @@ def _topology_from_db(db: diag.IbdiagDb, ports: list[diag.IbdiagPort]) -> IbTopo
     nodes = {n.guid: n for n in diag.db_nodes(db)}
     by_port = {(p.node_guid, p.port): p for p in ports}
     peers: dict[tuple[str, int], tuple[str, int]] = {}
+    for p in ports:
+        if p.node_guid in nodes and p.port > nodes[p.node_guid].num_ports:
+            raise ParseError(db.source, p.line_no, f"{p.node_guid},{p.port_guid},{p.port}",
+                             f"PORTS row for port {p.port} of a {nodes[p.node_guid].num_ports}-port node")
     for g1, p1, g2, p2, no in diag.db_links(db):
-        for guid in (g1, g2):
+        for guid, port in ((g1, p1), (g2, p2)):
             if guid not in nodes:
                 raise ParseError(db.source, no, f"{g1},{p1},{g2},{p2}", f"LINKS names node {guid}, which NODES lacks")
+            if port > nodes[guid].num_ports:
+                raise ParseError(db.source, no, f"{g1},{p1},{g2},{p2}",
+                                 f"LINKS names port {port} of {guid}, a {nodes[guid].num_ports}-port node")
         peers[(g1, p1)] = (g2, p2)
         peers[(g2, p2)] = (g1, p1)
     records = []
@@ -268,7 +293,8 @@ def _peer(peers: dict, guid: str, port: int) -> PortRef | None:
 
 def _states_from_ports(ports: list[diag.IbdiagPort], peers: dict) -> list[PortState]:
     """One PortState per port with a state (port 0 of a switch has none); a link's maximum is the
-    smaller of the two ends' supported width and speed, as iblinkinfo's "Could be" is."""
+    smaller of the two ends' min(supported, enabled) width and speed
+    (:func:`fabricdoc.fabric.infiniband.expect_from_ports`, which says which set it)."""
     by_port = {(p.node_guid, p.port): p for p in ports}
     out = []
     for p in ports:
@@ -276,19 +302,20 @@ def _states_from_ports(ports: list[diag.IbdiagPort], peers: dict) -> list[PortSt
             continue
         far = peers.get((p.node_guid, p.port))
         other = by_port.get(far) if far else None
-        max_lanes = _smaller(p.max_lanes, other.max_lanes if other else None)
-        max_gbps = _smaller(IB_SPEEDS.get(p.max_speed or ""), IB_SPEEDS.get(other.max_speed or "") if other else None)
+        ends = (p, other) if other is not None else (p,)
+        max_lanes = _smaller(*(v for e in ends for v in (e.max_lanes, e.enabled_lanes)))
+        max_gbps = _smaller(*(IB_SPEEDS.get(v or "") for e in ends for v in (e.max_speed, e.enabled_speed)))
         up = p.state != "Down"
         out.append(PortState(
             node=p.node_guid, port=p.port, state=p.state, phys_state=p.phys_state, lanes=p.lanes,
             lane_gbps=IB_SPEEDS.get(p.speed or ""), max_lanes=max_lanes if up else None,
             max_lane_gbps=max_gbps if up else None, peer=PortRef(*far) if far else None, source="ibdiagnet",
         ))
-    return out
+    return ibfabric.expect_from_ports(out, ports)
 
 
-def _smaller(a: float | None, b: float | None) -> float | None:
-    known = [v for v in (a, b) if v]
+def _smaller(*values: float | None) -> float | None:
+    known = [v for v in values if v]
     return min(known) if known else None
 
 

@@ -16,7 +16,9 @@ a baseline). For links the expected fabric has but the live one lacks, only what
 was seen is recorded: iblinkinfo's own state of an end it read (Down is that tool's
 word), ``NoResponse`` for the far end of a port iblinkinfo read up (the CA stopped
 answering), ``NotDiscovered`` where nothing was read. Width and speed are judged
-against the expected topology when one was given, else the tools' hints, the
+against the ports' own PortInfo when ibdiagnet's PORTS are at hand (the expected
+fabric is an ibdiagnet run, or ``collect(ports=...)``: min(supported, enabled) of both
+ends), the expected topology when one was given, else the tools' hints, the
 majority rule last (``IbPortState.max_*_from`` says which). Every tool run is recorded in the
 HealthRecorder; a tool that fails is recorded there (one line naming the
 tool) and the other tools' results are kept. Saved outputs (an ibnetdiscover
@@ -38,6 +40,7 @@ from fabricdoc.errors import FabricdocError, ParseError
 from fabricdoc.fabric import infiniband as ibfabric
 from fabricdoc.fabric.hostmap import HostMap
 from fabricdoc.fabric.identity import identify
+from fabricdoc.fabric.infiniband import SupportedPort
 from fabricdoc.fabric.routes import apply_lfts
 from fabricdoc.model.ib import (
     NO_RESPONSE,
@@ -67,6 +70,7 @@ from fabricdoc.probes.ib.ibqueryerrors import IBQUERYERRORS_ERRORS, parse_ibquer
 from fabricdoc.probes.ib.ibroute import parse_ibroute, parse_routes
 from fabricdoc.probes.ib.ibtracert import parse_ibtracert
 from fabricdoc.probes.ib.runner import IbRunner, ToolRun, busy_time
+from fabricdoc.sources.ibdiagnet import portinfo_of, read_ibdiagnet_dir
 
 Progress = Callable[[str, int, int], None]
 # ibsim serves at most 10 clients and OpenSM is one of them.
@@ -179,13 +183,17 @@ def expected_fabric(
     runner: IbRunner, health: HealthRecorder, topology: str | Path | None = None, *,
     progress: Progress | None = None,
 ) -> Fabric:
-    """The fabric a sweep compares against: ``topology`` (a saved ibnetdiscover output or a
-    net file) when given, else the live discovery; either way with OpenSM's live LFTs, so
-    paths follow the routes the switches really use."""
+    """The fabric a sweep compares against: ``topology`` (a saved ibnetdiscover output, a net
+    file, or an ibdiagnet output directory, whose PORTS then judge the live links in
+    :func:`collect`) when given, else the live discovery; either way with OpenSM's live LFTs,
+    so paths follow the routes the switches really use."""
     live = discover(runner, health, progress=progress)
     if topology is None:
         return live
-    fabric = load_ibnetdiscover_file(topology)
+    if Path(topology).is_dir():
+        fabric = read_ibdiagnet_dir(topology).fabric
+    else:
+        fabric = load_ibnetdiscover_file(topology)
     fabric.lfts = {sw: table for sw, table in live.lfts.items() if sw in fabric.nodes}
     if len(fabric.lfts) != len(fabric.switches()):
         fabric.lfts = {}  # a switch of the expected fabric is gone: fall back to up/down routing
@@ -313,6 +321,22 @@ def missing_link_states(expected: Fabric, live: IbTopology | None, read: Sequenc
     return out
 
 
+def judge_states(states: Sequence[PortState], fabric: Fabric, *, topology_given: bool,
+                 ports: Sequence[SupportedPort] | None = None) -> list[PortState]:
+    """What each live port should run at: the expected fabric's link (``topology_given``), then the
+    ports' PortInfo, min(supported, enabled) of both ends (``ports``; by default the PORTS of the
+    ibdiagnet run ``fabric`` was read from). PORTS read with the expected fabric describe the same
+    ports more closely than its links, so they win there; ``ports`` given apart keep ``topology``."""
+    out = list(states)
+    if topology_given:
+        out = ibfabric.expect_from_topology(out, fabric)
+    own = ports is None
+    rows = portinfo_of(fabric) if own else ports
+    if rows:
+        out = ibfabric.expect_from_ports(out, rows, keep=frozenset() if own else frozenset({"topology"}))
+    return out
+
+
 def _topology_given(fabric: Fabric, runner: IbRunner) -> bool:
     """Whether ``fabric`` is an expected topology (a file) rather than this runner's live discovery."""
     return fabric.source != runner.describe()
@@ -325,11 +349,14 @@ def collect(
     interval_s: float = 10.0,
     baseline: str | Path | Sequence[PortCounters] | None = None,
     progress: Progress | None = None,
+    ports: Sequence[SupportedPort] | None = None,
 ) -> Observations:
     """Sample the fabric: states now, and counters twice ``interval_s`` apart (or once against ``baseline``).
 
     ``fabric`` is the expected fabric (the first discovery, or ``--topology``);
-    node ids must be GUIDs. Tool failures are recorded in ``health``, never raised;
+    node ids must be GUIDs. ``ports`` are PortInfo rows (ibdiagnet PORTS) judging what each
+    live link should run at; by default those of the ibdiagnet run ``fabric`` was read from,
+    if it was. Tool failures are recorded in ``health``, never raised;
     ``Observations.probes`` holds every run recorded so far.
     """
     log = _Log(health, progress)
@@ -352,8 +379,7 @@ def collect(
             _record_warnings(log, "ibnetdiscover", topo.warnings if topo is not None else ())
         log.progress("ibnetdiscover", 1, 4)
         states = ibfabric.cap_supported(_linkinfo_parse(link.result(), topo or IbTopology(()), log))
-        if _topology_given(fabric, runner):
-            states = ibfabric.expect_from_topology(states, fabric)
+        states = judge_states(states, fabric, topology_given=_topology_given(fabric, runner), ports=ports)
         states += missing_link_states(fabric, topo, states)
         log.progress("iblinkinfo", 2, 4)
         if first is not None:

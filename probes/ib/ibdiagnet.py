@@ -23,6 +23,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from fabricdoc.probes.ib import check_port, check_port_count
 from fabricdoc.probes.ib.common import tool_warning, whole_lines
 
 from fabricdoc.errors import ParseError
@@ -149,6 +150,10 @@ class IbdiagPort:
     max_lanes: int | None
     max_speed: str | None
     line_no: int
+    # LinkWidthEnabled / LinkSpeedEnabled: the widest and fastest the port may train at (an admin
+    # can enable less than it supports); None where PORTS has no such column or the port says nothing.
+    enabled_lanes: int | None = None
+    enabled_speed: str | None = None
 
 
 @dataclass(frozen=True)
@@ -171,9 +176,14 @@ def _need(db: IbdiagDb, name: str, columns: tuple[str, ...]) -> DbSection | None
     return section
 
 
+def _row_text(row: dict[str, str]) -> str:
+    """A db_csv row as the file holds it (cut to 200 characters), for an error naming it."""
+    return ",".join(row.values())[:200]
+
+
 def _row_error(db: IbdiagDb, no: int, row: dict[str, str], exc: Exception) -> ParseError:
     """A row whose number or GUID does not read, as a ParseError naming the line."""
-    return ParseError(db.source, no, ",".join(row.values())[:200], f"not a number or GUID where one belongs ({exc})")
+    return ParseError(db.source, no, _row_text(row), f"not a number or GUID where one belongs ({exc})")
 
 
 def db_run(db: IbdiagDb) -> IbdiagRun | None:
@@ -192,7 +202,8 @@ def db_nodes(db: IbdiagDb) -> list[IbdiagNode]:
     for no, r in section.records() if section else []:
         try:
             kind = NODE_TYPES.get(int(r["NodeType"]))
-            node = IbdiagNode(guid_id(r["NodeGUID"]), kind or "", int(r["NumPorts"]), r["NodeDesc"],
+            nports = check_port_count(int(r["NumPorts"]), db.source, no, _row_text(r))
+            node = IbdiagNode(guid_id(r["NodeGUID"]), kind or "", nports, r["NodeDesc"],
                               guid_id(r["SystemImageGUID"]), guid_id(r["PortGUID"]), _int(r["DeviceID"]),
                               _int(r["VendorID"]), no)
         except ValueError as exc:
@@ -204,7 +215,8 @@ def db_nodes(db: IbdiagDb) -> list[IbdiagNode]:
 
 
 def db_ports(db: IbdiagDb) -> list[IbdiagPort]:
-    """PORTS: state, physical state, active and supported width and speed of every port."""
+    """PORTS: state, physical state, active, supported and (``LinkWidthEn``/``LinkSpeedEn``, where the
+    header has them) enabled width and speed of every port."""
     cols = ("NodeGuid", "PortGuid", "PortNum", "LID", "LinkWidthActv", "LinkWidthSup", "LinkSpeedActv",
             "LinkSpeedSup", "PortState", "PortPhyState")
     section = _need(db, "PORTS", cols)
@@ -225,12 +237,15 @@ def _port_row(db: IbdiagDb, no: int, r: dict[str, str]) -> IbdiagPort:
         raise ParseError(db.source, no, ",".join(r.values())[:200], f"unknown PortState {r['PortState']}")
     up = state not in (None, "Down")
     return IbdiagPort(
-        node_guid=guid_id(r["NodeGuid"]), port_guid=guid_id(r["PortGuid"]), port=int(r["PortNum"]),
+        node_guid=guid_id(r["NodeGuid"]), port_guid=guid_id(r["PortGuid"]),
+        port=check_port(int(r["PortNum"]), db.source, no, _row_text(r), lowest=0),
         lid=_int(r["LID"]), state=state, phys_state=PHYS_STATES.get(_int(r["PortPhyState"]) or 0),
         lanes=WIDTH_LANES.get(_int(r["LinkWidthActv"]) or 0) if up else None,
         speed=active_speed(_int(r["LinkSpeedActv"]) or 0) if up else None,
         max_lanes=max_width(_int(r["LinkWidthSup"]) or 0), max_speed=max_speed(_int(r["LinkSpeedSup"]) or 0),
         line_no=no,
+        enabled_lanes=max_width(_int(r.get("LinkWidthEn", "")) or 0),
+        enabled_speed=max_speed(_int(r.get("LinkSpeedEn", "")) or 0),
     )
 
 
@@ -240,7 +255,8 @@ def db_links(db: IbdiagDb) -> list[tuple[str, int, str, int, int]]:
     out = []
     for no, r in section.records() if section else []:
         try:
-            out.append((guid_id(r["NodeGuid1"]), int(r["PortNum1"]), guid_id(r["NodeGuid2"]), int(r["PortNum2"]), no))
+            p1, p2 = (check_port(int(r[c]), db.source, no, _row_text(r)) for c in ("PortNum1", "PortNum2"))
+            out.append((guid_id(r["NodeGuid1"]), p1, guid_id(r["NodeGuid2"]), p2, no))
         except ValueError as exc:
             raise _row_error(db, no, r, exc) from None
     return out
@@ -253,7 +269,7 @@ def db_pm(db: IbdiagDb, name: str = "PM_INFO") -> dict[tuple[str, int], tuple[in
     out: dict[tuple[str, int], tuple[int, dict[str, int | None]]] = {}
     for no, r in section.records() if section else []:
         try:
-            key = (guid_id(r["NodeGUID"]), int(r["PortNumber"]))
+            key = (guid_id(r["NodeGUID"]), check_port(int(r["PortNumber"]), db.source, no, _row_text(r), lowest=0))
         except ValueError as exc:
             raise _row_error(db, no, r, exc) from None
         values: dict[str, int | None] = {}
@@ -284,7 +300,7 @@ def active_speed(code: int) -> str | None:
 
 
 def max_speed(code: int) -> str | None:
-    """The fastest speed a LinkSpeedSup/En code allows."""
+    """The fastest speed a LinkSpeedSup/En code allows (None for 0: nothing said)."""
     ext, mlnx, regular = (code >> 8) & 0xFF, (code >> 16) & 0xFF, code & 0xFF
     for byte, names in ((ext, _EXTENDED), (mlnx, _MLNX), (regular, _REGULAR)):
         bits = [bit for bit in names if byte & bit]
@@ -294,7 +310,7 @@ def max_speed(code: int) -> str | None:
 
 
 def max_width(code: int) -> int | None:
-    """The widest lane count a LinkWidthSup code allows (bits: 1x, 4x, 8x, 12x, 2x)."""
+    """The widest lane count a LinkWidthSup/En code allows (bits: 1x, 4x, 8x, 12x, 2x; None for 0)."""
     lanes = [n for bit, n in WIDTH_LANES.items() if code & bit]
     return max(lanes) if lanes else None
 
@@ -353,14 +369,17 @@ def parse_ibdiagnet_lst(text: str, source: str = "ibdiagnet2.lst") -> list[LstLi
         state = _LST_STATES.get(tail.group(2))
         if speed is None or state is None:
             raise ParseError(source, no, raw, f"unknown link state or speed {tail.group(2)}/{tail.group(3)}")
-        out.append(LstLink(_lst_end(ends[0]), _lst_end(ends[1]), int(tail.group(1)), state, speed, no))
+        a, b = (_lst_end(m, source, no, raw) for m in ends)
+        out.append(LstLink(a, b, int(tail.group(1)), state, speed, no))
     return out
 
 
-def _lst_end(m: re.Match[str]) -> LstEnd:
-    return LstEnd(_LST_TYPES[m.group(1)], int(m.group(2), 16), guid_id(m.group(3)), guid_id(m.group(4)),
+def _lst_end(m: re.Match[str], source: str, no: int, raw: str) -> LstEnd:
+    nports = check_port_count(int(m.group(2), 16), source, no, raw)
+    port = check_port(int(m.group(11), 16), source, no, raw, highest=nports)
+    return LstEnd(_LST_TYPES[m.group(1)], nports, guid_id(m.group(3)), guid_id(m.group(4)),
                   guid_id(m.group(5)), int(m.group(6), 16), int(m.group(7), 16), m.group(9), int(m.group(10), 16),
-                  int(m.group(11), 16))
+                  port)
 
 
 # -- .net_dump ----------------------------------------------------------------------
@@ -424,7 +443,7 @@ def _net_port(switch: re.Match[str], row: dict[str, str], source: str, no: int, 
     neighbor = row.get("Neighbor Guid", "")
     return NetDumpPort(
         switch_guid=guid_id(switch.group(3)), switch_description=switch.group(1), label=row["#"],
-        port=int(row["IB#"]), state=state, phys_state=_NET_PHYS.get(row["PhysSta"]),
+        port=check_port(int(row["IB#"]), source, no, raw, lowest=0), state=state, phys_state=_NET_PHYS.get(row["PhysSta"]),
         lanes=int(width[:-1]) if width.endswith("x") and width[:-1].isdigit() else None,
         speed=_LANE_RATE_NAMES.get(speed), neighbor_guid=guid_id(neighbor) if neighbor.startswith("0x") else None,
         neighbor_description=row.get("Neighbor Description", "").strip('"'), line_no=no,
@@ -458,7 +477,8 @@ def parse_ibdiagnet_pm(text: str, source: str = "ibdiagnet2.pm") -> list[PmPort]
             continue
         m = _PM_HEAD.match(line)
         if m:
-            out.append(PmPort(guid_id(m.group(3)), int(m.group(1)), int(m.group(2), 16), m.group(5), {}, no))
+            port = check_port(int(m.group(1)), source, no, raw, lowest=0)
+            out.append(PmPort(guid_id(m.group(3)), port, int(m.group(2), 16), m.group(5), {}, no))
             continue
         m = _PM_VALUE.match(line)
         if m is None or not out:
@@ -510,7 +530,7 @@ def parse_ibdiagnet_fdbs(text: str, source: str = "ibdiagnet2.fdbs") -> IbRoutes
         if m is None:
             raise ParseError(source, no, raw, "not an fdbs entry '0xLID : port : hops : optimal'")
         if m.group(2) is not None:
-            cur[2][int(m.group(1), 16)] = int(m.group(2))
+            cur[2][int(m.group(1), 16)] = check_port(int(m.group(2)), source, no, raw, lowest=0)
     if cur is not None:
         routes.append(_fdb_route(cur))
     if not routes:
@@ -551,7 +571,7 @@ def parse_ibdiagnet_cables(text: str, source: str = "ibdiagnet2.cables") -> list
             continue
         m = _CABLE_HEAD.match(line)
         if m:
-            blocks.append(_CableBlock(guid_id(m.group(3)), int(m.group(1)), no))
+            blocks.append(_CableBlock(guid_id(m.group(3)), check_port(int(m.group(1)), source, no, raw), no))
             continue
         f = _CABLE_FIELD.match(line)
         if f is None or not blocks:

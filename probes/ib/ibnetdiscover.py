@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from fabricdoc.probes.ib import check_port, check_port_count
 from fabricdoc.probes.ib.common import tool_warning, whole_lines
 
 from fabricdoc.errors import ParseError
@@ -152,7 +153,7 @@ def _read_line(st: _State, no: int, raw: str) -> None:
         return
     m = _NODE_RE.match(line)
     if m:
-        st.nodes.append(_node(st, m, no))
+        st.nodes.append(_node(st, m, no, raw))
         st.ids = {}
         return
     m = _PORT_RE.match(line)
@@ -162,9 +163,9 @@ def _read_line(st: _State, no: int, raw: str) -> None:
     raise ParseError(st.source, no, raw, "not an ibnetdiscover node, port or header line")
 
 
-def _node(st: _State, m: re.Match[str], no: int) -> _Node:
+def _node(st: _State, m: re.Match[str], no: int, raw: str) -> _Node:
     kind = "Ca" if m.group(1) == "Hca" else m.group(1)
-    nports = int(m.group(2))
+    nports = check_port_count(int(m.group(2)), st.source, no, raw)
     ident = m.group(3)
     discovered = bool(_DISCOVERED_ID.match(ident))
     if discovered:
@@ -188,8 +189,9 @@ def _node(st: _State, m: re.Match[str], no: int) -> _Node:
 
 def _port(st: _State, cur: _Node, m: re.Match[str], no: int, raw: str) -> _Port:
     port = int(m.group(1))
-    if not 0 <= port <= cur.n:
+    if not 1 <= port <= cur.n:
         raise ParseError(st.source, no, raw, f"port {port} on a {cur.n}-port node")
+    remote_port = check_port(int(m.group(4)), st.source, no, raw, what="remote port")
     comment = m.group(7) or ""
     own_lid = None
     om = _OWN_LID.match(comment)
@@ -209,7 +211,7 @@ def _port(st: _State, cur: _Node, m: re.Match[str], no: int, raw: str) -> _Port:
         text=raw,
         line=no,
         remote=m.group(3),
-        remote_port=int(m.group(4)),
+        remote_port=remote_port,
         remote_description=tail.group(1) if tail else "",
         lanes=int(tail.group(3)) if tail else None,
         speed=speed,
@@ -259,6 +261,9 @@ def _check_blocks(st: _State, lines: list[str]) -> None:
                         f"output ends early: {n.desc!r} port {p.port} leads to {p.remote!r} which is never described",
                     )
                 continue
+            if p.remote_port > remote.n:
+                raise ParseError(st.source, p.line, p.text, f"remote port {p.remote_port} on {remote.desc!r}, "
+                                 f"a {remote.n}-port node (line {remote.line})")
             if n.discovered and remote.discovered:
                 _check_other_end(st, lines, n, p, remote)
 
@@ -384,11 +389,13 @@ def parse_ibnetdiscover_ports(text: str, source: str = "ibnetdiscover -p", *, pa
         m = _PORTS_LINE.match(line)
         if m is None:
             raise ParseError(source, no, raw, "not an 'ibnetdiscover -p' port line")
-        local = _PortsEnd(_PORTS_TYPE[m.group(1)], int(m.group(2)), int(m.group(3)), guid_id(m.group(4)),
+        local_port = check_port(int(m.group(3)), source, no, raw, lowest=0 if m.group(7) is None else 1)
+        local = _PortsEnd(_PORTS_TYPE[m.group(1)], int(m.group(2)), local_port, guid_id(m.group(4)),
                           (m.group(11) if m.group(7) else m.group(13) or m.group(14) or "").strip())
         peer = None
         if m.group(7):
-            peer = _PortsEnd(_PORTS_TYPE[m.group(7)], int(m.group(8)), int(m.group(9)), guid_id(m.group(10)),
+            peer_port = check_port(int(m.group(9)), source, no, raw, what="peer port")
+            peer = _PortsEnd(_PORTS_TYPE[m.group(7)], int(m.group(8)), peer_port, guid_id(m.group(10)),
                              m.group(12).strip())
         key = (local.guid, local.port)
         if key in ends:
