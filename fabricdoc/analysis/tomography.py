@@ -20,7 +20,7 @@ from fabricdoc.model.evidence import (
     StateEvidence,
 )
 from fabricdoc.model.flows import maxmin, shares_channels
-from fabricdoc.model.paths import directed, is_bidirectional
+from fabricdoc.model.paths import directed, expected_gbps, is_bidirectional
 from fabricdoc.model.records import LinkKey, Observations, PairResult, PortRef
 from fabricdoc.model.topology import Fabric
 
@@ -48,8 +48,9 @@ def _contention(
             continue
         fair = maxmin(flows, lambda k: fabric.links[k].capacity_gbps)
         for j, i in enumerate(members):
-            alone = min(fabric.links[k].capacity_gbps for k in paths[i])
-            if alone > 0 and fair[j] < alone * 0.999:
+            p = pairs[i]
+            alone = expected_gbps(fabric, p.src, p.dst, is_bidirectional(p.test))  # the one bottleneck rule
+            if alone and fair[j] < alone * 0.999:
                 out[i] = float(fair[j] / alone)
     return out
 
