@@ -203,3 +203,22 @@ def test_a_stale_report_drains_nothing(slurm, tmp_path, capsys):
     assert main(["drain", str(path), *_args(slurm, "--apply")]) == 2
     assert "h old (limit 24 h)" in capsys.readouterr().err
     assert slurm.reasons() == {}
+
+
+def test_a_capped_drain_list_drains_only_what_the_policy_let_through(slurm, tmp_path, capsys):
+    """Three hosts are faulty and the policy drains at most one a sweep: Slurm sees exactly one drain, the
+    other two stay in service and the report says they were held back and why."""
+    from fabricdoc.report.drain_policy import DrainPolicy
+    from fabricdoc.sweep import hold_drains
+
+    rep = make_report(bad_hosts=["node0001", "node0002", "node0003"])
+    hold_drains(rep, DrainPolicy(max_drain=1), None)
+    path = tmp_path / "capped.json"
+    rep.save(path)
+    assert main(["drain", str(path), *_args(slurm, "--apply")]) == 1
+    (drained,) = [d.node for d in rep.drain]
+    held = sorted(h.node for h in rep.drain_held)
+    assert len(held) == 2 and all("cap" in h.why for h in rep.drain_held), rep.drain_held
+    assert set(slurm.reasons()) == {f"fdsl-{drained}"}
+    states = slurm.states()
+    assert all(states[f"fdsl-{n}"] == "idle" for n in held), states
