@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.ib import fabric64, have_ibsim
-from tests.helpers.netns import Lab, can_netns
 from tests.helpers.reports import make_report
 from tests.helpers.slurm import SlurmCluster, missing_slurm, start_cluster
 from tests.helpers.waiting import wait_for
@@ -18,27 +17,6 @@ from tests.helpers.waiting import wait_for
 def _own_default_history(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """No test ever reads or writes the user's real history store through the default path."""
     monkeypatch.setenv("FABRICDOC_HISTORY", str(tmp_path_factory.mktemp("home") / "history.sqlite"))
-
-
-@pytest.fixture
-def lab(request: pytest.FixtureRequest) -> Iterator[Lab]:
-    """A fresh set of ``fdh-*`` namespaces for one test (skipped without root or iproute2)."""
-    if not can_netns():
-        pytest.skip("needs root and iproute2 for network namespaces")
-    short = "".join(ch for ch in request.node.name.replace("test_", "") if ch.isalnum())[:6]
-    lab = Lab(prefix=f"fdh-{short}")
-    try:
-        yield lab
-    finally:
-        lab.cleanup()
-
-
-@pytest.fixture
-def two_hosts(lab: Lab) -> tuple[Lab, str, str]:
-    """Two namespaces ``a`` and ``b`` joined by veth ``fdha0`` <-> ``fdhb0`` (10.79.0.1/.2)."""
-    a, b = lab.netns("a"), lab.netns("b")
-    lab.veth(a, "fdha0", b, "fdhb0", "10.79.0.1/24", "10.79.0.2/24")
-    return lab, a, b
 
 
 @pytest.fixture

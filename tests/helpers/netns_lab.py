@@ -1,64 +1,80 @@
-"""A small leaf/spine fabric built from real kernel networking, for the bandwidth tests.
+"""The test suite's one network-namespace lab: real kernel networking, created and deleted by name.
 
-Every node of a :class:`Fabric` (hosts and switches) becomes a network
-namespace ``fdbw-<node>``; every cable a veth pair ``fdbw<i>a``/``fdbw<i>b``
-with a /30; switches forward. Static /32 routes are installed from
-``fabric.path`` for every ordered pair of host ports, so the kernel path of
-each pair is exactly the path fabricdoc reasons about. Every veth end is
-shaped with tbf to the cable's capacity, so a healthy pair has a known
-expected bandwidth; :meth:`NetnsLab.degrade` lowers one cable's rate (both
-ends) or drops a fraction of its packets with nftables (no netem here).
+A :class:`NetnsLab` is a set of namespaces ``<prefix>-<short>`` joined by veth pairs.
+Either build it by hand (:meth:`NetnsLab.netns`, :meth:`NetnsLab.veth`, :meth:`NetnsLab.nft`)
+or let :meth:`NetnsLab.build` realise a :class:`Fabric`: every node (hosts and switches)
+becomes a namespace ``<prefix>-<node>``, every cable a veth pair ``<prefix><i>a``/``<prefix><i>b``
+with a /30; switches forward. Static /32 routes are installed from ``fabric.path`` for every
+ordered pair of host ports, so the kernel path of each pair is exactly the path fabricdoc
+reasons about. Every veth end is shaped with tbf to the cable's capacity, so a healthy pair
+has a known expected bandwidth; :meth:`NetnsLab.degrade` lowers one cable's rate (both ends)
+or drops a fraction of its packets with nftables (no netem here).
 
-Only names with the ``fdbw`` prefix are created, and teardown deletes them by name.
+Only names with the lab's prefix (``fdbw`` unless told otherwise) are created, and
+:meth:`NetnsLab.teardown` deletes exactly the namespaces it created, by name; deleting a
+namespace removes its veth ends, qdiscs and nftables tables with it.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from fabricdoc.model.records import LinkKey, PortRef
 from fabricdoc.model.topology import Fabric
+from tests.helpers.waiting import wait_for
 
 PREFIX = "fdbw"
 NS_PREFIX = f"{PREFIX}-"
+LAB_TOOLS = ("ip", "tc", "nft")
 
 
-def _run(argv: list[str], input_text: str | None = None, timeout: float = 30.0) -> str:
-    proc = subprocess.run(argv, input=input_text, capture_output=True, text=True, timeout=timeout, check=False)
-    if proc.returncode != 0:
+def sh(*argv: str, check: bool = True, input_text: str | None = None,
+       timeout: float = 30.0) -> subprocess.CompletedProcess[str]:
+    """Run a command (argv only, never a shell); with ``check``, a failure raises with its stderr."""
+    proc = subprocess.run(list(argv), input=input_text, capture_output=True, text=True,
+                          timeout=timeout, check=False)
+    if check and proc.returncode != 0:
         raise RuntimeError(f"{' '.join(argv)} failed ({proc.returncode}): {proc.stderr.strip()[:400]}")
-    return proc.stdout
+    return proc
 
 
-def netns_available() -> str | None:
-    """None when namespaces, veth, tc and nft can be used here, else why not."""
-    import os
+def operstate(ns: str, ifname: str) -> str:
+    """The kernel's operstate of ``ifname`` in namespace ``ns`` ("UP", "DOWN", ...), "GONE" if absent."""
+    parts = sh("ip", "-n", ns, "-o", "link", "show", ifname, check=False).stdout.split()
+    return parts[parts.index("state") + 1] if "state" in parts else "GONE"
 
+
+def netns_available(tools: Iterable[str] = LAB_TOOLS) -> str | None:
+    """None when namespaces and ``tools`` (veth, tc and nft by default) can be used here, else why not."""
     if os.geteuid() != 0:
         return "needs root"
-    for tool in ("ip", "tc", "nft"):
+    for tool in tools:
         if shutil.which(tool) is None:
             return f"{tool} not installed"
+    probe = f"{NS_PREFIX}probe"
     try:
-        _run(["ip", "netns", "add", f"{NS_PREFIX}probe"])
-        _run(["ip", "netns", "del", f"{NS_PREFIX}probe"])
+        sh("ip", "netns", "add", probe)
+        sh("ip", "netns", "del", probe)
     except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
         return f"cannot create a network namespace: {exc}"
     return None
 
 
-def teardown_prefix(prefix: str = NS_PREFIX) -> list[str]:
-    """Delete every namespace whose name starts with our prefix (left by an aborted run)."""
+def teardown_prefix(prefix: str | None = None) -> list[str]:
+    """Delete every namespace whose name starts with ``prefix`` (default: this module's
+    ``NS_PREFIX``), as an aborted run leaves them; returns the names deleted."""
+    prefix = prefix or NS_PREFIX
     gone = []
-    for line in _run(["ip", "netns", "list"]).splitlines():
+    for line in sh("ip", "netns", "list").stdout.splitlines():
         name = line.split()[0] if line.strip() else ""
         if name.startswith(prefix):
-            subprocess.run(["ip", "netns", "del", name], capture_output=True, timeout=30, check=False)
+            sh("ip", "netns", "del", name, check=False)
             gone.append(name)
     return gone
 
@@ -72,19 +88,61 @@ class _End:
 
 @dataclass
 class NetnsLab:
-    """The namespaces, veths and routes realising ``fabric``; use as a context manager."""
+    """Namespaces and veths (realising ``fabric`` once built); use as a context manager.
 
-    fabric: Fabric
+    ``prefix`` defaults to the module's ``PREFIX`` when the lab is made, so a copy of this
+    module with its own ``PREFIX`` (tests/helpers/measured.py ``lab_module``) keeps to its names.
+    """
+
+    fabric: Fabric | None = None
+    prefix: str = ""
     namespaces: list[str] = field(default_factory=list)
     ends: dict[PortRef, _End] = field(default_factory=dict)
     link_ifaces: dict[LinkKey, tuple[PortRef, PortRef]] = field(default_factory=dict)
-    _nft: set[str] = field(default_factory=set)
 
-    def ns(self, node: str) -> str:
-        return f"{NS_PREFIX}{node}"
+    def __post_init__(self) -> None:
+        self.prefix = self.prefix or PREFIX
 
-    # -- building ----------------------------------------------------------
+    def ns(self, short: str) -> str:
+        """The name of this lab's namespace for ``short`` (a fabric node id)."""
+        return f"{self.prefix}-{short}"
+
+    # -- primitives --------------------------------------------------------
+    def netns(self, short: str) -> str:
+        """Create namespace ``<prefix>-<short>`` (replacing a stale one of that name), loopback up."""
+        name = self.ns(short)
+        sh("ip", "netns", "del", name, check=False)
+        sh("ip", "netns", "add", name)
+        self.namespaces.append(name)
+        sh("ip", "-n", name, "link", "set", "lo", "up")
+        return name
+
+    def veth(self, ns_a: str, if_a: str, ns_b: str, if_b: str,
+             addr_a: str | None = None, addr_b: str | None = None) -> None:
+        """A veth pair ``if_a`` (in ``ns_a``) <-> ``if_b`` (in ``ns_b``), addressed and up."""
+        sh("ip", "link", "add", if_a, "netns", ns_a, "type", "veth", "peer", "name", if_b, "netns", ns_b)
+        for ns, ifname, addr in ((ns_a, if_a, addr_a), (ns_b, if_b, addr_b)):
+            if addr:
+                sh("ip", "-n", ns, "addr", "add", addr, "dev", ifname)
+            sh("ip", "-n", ns, "link", "set", ifname, "up")
+        wait_for(lambda: operstate(ns_a, if_a) == "UP" and operstate(ns_b, if_b) == "UP",
+                 5, f"{if_a}/{if_b} up")
+
+    def nft(self, ns: str, ruleset: str) -> None:
+        """Load an nftables ruleset into namespace ``ns`` (it goes with the namespace)."""
+        sh("ip", "netns", "exec", ns, "nft", "-f", "-", input_text=ruleset)
+
+    def flap(self, ns: str, ifname: str, watch_ns: str, watch_if: str, times: int) -> None:
+        """Take ``ifname`` down and up ``times`` times, waiting each time until the peer saw it."""
+        for _ in range(times):
+            sh("ip", "-n", ns, "link", "set", ifname, "down")
+            wait_for(lambda: operstate(watch_ns, watch_if) != "UP", 5, f"{watch_if} down")
+            sh("ip", "-n", ns, "link", "set", ifname, "up")
+            wait_for(lambda: operstate(watch_ns, watch_if) == "UP", 5, f"{watch_if} up")
+
+    # -- a fabric ------------------------------------------------------------
     def build(self) -> NetnsLab:
+        """Realise ``fabric``: namespaces, shaped veths and routes; on failure nothing is left."""
         try:
             self._build()
         except BaseException:
@@ -94,43 +152,38 @@ class NetnsLab:
 
     def _build(self) -> None:
         f = self.fabric
+        if f is None:
+            raise ValueError("netns lab: build() needs a fabric")
         for node in sorted(f.nodes):
-            name = self.ns(node)
-            _run(["ip", "netns", "add", name])
-            self.namespaces.append(name)
+            name = self.netns(node)
             sysctl = ["net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0"]
             if f.nodes[node].kind == "switch":
                 sysctl.append("net.ipv4.ip_forward=1")
-            _run(["ip", "netns", "exec", name, "sysctl", "-qw", *sysctl])
-            _run(["ip", "-n", name, "link", "set", "lo", "up"])
+            sh("ip", "netns", "exec", name, "sysctl", "-qw", *sysctl)
         for i, key in enumerate(sorted(f.links, key=str)):
-            a, b = key.a, key.b
             if i >= 16384:
                 raise RuntimeError("netns lab: too many links for the 10.200/16 plan")
+            a, b = key.a, key.b
             base = (i // 64, (i % 64) * 4)
-            addr_a = f"10.200.{base[0]}.{base[1] + 1}"
-            addr_b = f"10.200.{base[0]}.{base[1] + 2}"
-            if_a, if_b = f"{PREFIX}{i}a", f"{PREFIX}{i}b"
+            addr_a, addr_b = f"10.200.{base[0]}.{base[1] + 1}", f"10.200.{base[0]}.{base[1] + 2}"
+            if_a, if_b = f"{self.prefix}{i}a", f"{self.prefix}{i}b"
             ns_a, ns_b = self.ns(a.node), self.ns(b.node)
-            _run(["ip", "link", "add", if_a, "netns", ns_a, "type", "veth", "peer", "name", if_b, "netns", ns_b])
-            for ns, ifname, addr in ((ns_a, if_a, addr_a), (ns_b, if_b, addr_b)):
-                _run(["ip", "-n", ns, "addr", "add", f"{addr}/30", "dev", ifname])
-                _run(["ip", "-n", ns, "link", "set", ifname, "up"])
+            self.veth(ns_a, if_a, ns_b, if_b, f"{addr_a}/30", f"{addr_b}/30")
             self.ends[a] = _End(ns_a, if_a, addr_a)
             self.ends[b] = _End(ns_b, if_b, addr_b)
             self.link_ifaces[key] = (a, b)
-            rate = f.links[key].capacity_gbps * 1000.0
             for end in (a, b):
-                self._shape(end, rate)
+                self._shape(end, f.links[key].capacity_gbps * 1000.0)
         self._routes()
 
     def _shape(self, end: PortRef, rate_mbit: float) -> None:
         e = self.ends[end]
-        _run(["ip", "netns", "exec", e.ns, "tc", "qdisc", "replace", "dev", e.ifname, "root", "tbf",
-              "rate", f"{rate_mbit:g}mbit", "burst", "64kb", "latency", "200ms"])  # fmt: skip
+        sh("ip", "netns", "exec", e.ns, "tc", "qdisc", "replace", "dev", e.ifname, "root", "tbf",
+           "rate", f"{rate_mbit:g}mbit", "burst", "64kb", "latency", "200ms")
 
     def _routes(self) -> None:
         f = self.fabric
+        assert f is not None
         ports = f.host_ports()
         batches: dict[str, list[str]] = {}
         chosen: dict[tuple[str, PortRef], LinkKey] = {}
@@ -144,8 +197,7 @@ class NetnsLab:
                 if src == dst:
                     continue
                 here = src.node
-                path = f.path(src, dst)
-                for hop, key in enumerate(path):
+                for hop, key in enumerate(f.path(src, dst)):
                     out = key.a if key.a.node == here else key.b
                     far = key.other(out)
                     if hop > 0:  # at a switch: send dst's address out of this cable
@@ -158,9 +210,31 @@ class NetnsLab:
                         )
                     here = far.node
         for ns, lines in batches.items():
-            _run(["ip", "-n", ns, "-batch", "-"], input_text="\n".join(dict.fromkeys(lines)) + "\n")
+            sh("ip", "-n", ns, "-batch", "-", input_text="\n".join(dict.fromkeys(lines)) + "\n")
+
+    def write_fabric_file(self, path: Path) -> Path:
+        """The built lab as a fabric file: each host names its namespace, interface and address."""
+        assert self.fabric is not None
+        lines = [f"name: {self.fabric.name}", "nodes:"]
+        for node in self.fabric.nodes.values():
+            if node.kind == "switch":
+                lines.append(f"  - {{id: {node.id}, kind: switch, ports: {node.num_ports}}}")
+                continue
+            port = PortRef(node.id, 1)
+            lines.append(
+                f"  - {{id: {node.id}, kind: host, ports: 1, attrs: {{netns: {self.namespace_of(port)}, "
+                f"ifnames: {{1: {self.ifname_of(port)}}}, addresses: {{1: {self.address_of(port)}}}}}}}"
+            )
+        lines.append("links:")
+        for key, link in self.fabric.links.items():
+            lines.append(f'  - {{a: "{key.a}", b: "{key.b}", lanes: {link.lanes}, lane_gbps: {link.lane_gbps:g}}}')
+        path.write_text("\n".join(lines) + "\n")
+        return path
 
     # -- faults ------------------------------------------------------------
+    def _table(self, what: str) -> str:
+        return re.sub(r"\W", "_", f"{self.prefix}{what}")
+
     def degrade(self, key: LinkKey, *, rate_mbit: float | None = None, loss_pct: float | None = None) -> None:
         """Slow one cable in both directions: a lower tbf rate, or nftables random drop."""
         for end in self.link_ifaces[key]:
@@ -170,12 +244,11 @@ class NetnsLab:
                 e = self.ends[end]
                 per_mille = max(1, int(round(loss_pct * 10)))
                 match = "" if per_mille >= 1000 else f"numgen random mod 1000 < {per_mille} "
-                script = (
-                    f"table inet {PREFIX}loss {{\n chain out {{\n  type filter hook postrouting priority 0; policy accept;\n"
+                self.nft(e.ns, (
+                    f"table inet {self._table('loss')} {{\n chain out {{\n"
+                    "  type filter hook postrouting priority 0; policy accept;\n"
                     f'  oifname "{e.ifname}" {match}drop\n }}\n}}\n'
-                )
-                _run(["ip", "netns", "exec", e.ns, "nft", "-f", "-"], input_text=script)
-                self._nft.add(e.ns)
+                ))
 
     def collapse(self, key: LinkKey, *, over_flows: int, loss_pct: float) -> None:
         """A load-only fault on one cable: while more than ``over_flows`` TCP flows carry data out of one
@@ -190,24 +263,22 @@ class NetnsLab:
         for end in self.link_ifaces[key]:
             e = self.ends[end]
             data = f'oifname "{e.ifname}" meta l4proto tcp meta length > 1000'
-            script = (
-                f"table inet {PREFIX}collapse {{\n"
+            self.nft(e.ns, (
+                f"table inet {self._table('collapse')} {{\n"
                 f" set active {{ type ipv4_addr . ipv4_addr . inet_service . inet_service; size {int(over_flows)}; "
                 "flags dynamic,timeout; timeout 1s; }\n"
                 " chain out {\n  type filter hook postrouting priority 0; policy accept;\n"
                 f"  {data} {flow} @active update @active {{ {flow} }} accept\n"
                 f"  {data} add @active {{ {flow} }} accept\n"  # a full set: no room, falls through
                 f"  {data} numgen random mod 1000 < {per_mille} counter drop\n }}\n}}\n"
-            )
-            _run(["ip", "netns", "exec", e.ns, "nft", "-f", "-"], input_text=script)
-            self._nft.add(e.ns)
+            ))
 
     def collapse_drops(self, key: LinkKey) -> int:
         """Packets the :meth:`collapse` rules of ``key`` dropped so far (both ends)."""
         total = 0
         for end in self.link_ifaces[key]:
             e = self.ends[end]
-            out = _run(["ip", "netns", "exec", e.ns, "nft", "list", "table", "inet", f"{PREFIX}collapse"])
+            out = sh("ip", "netns", "exec", e.ns, "nft", "list", "table", "inet", self._table("collapse")).stdout
             total += sum(int(n) for n in re.findall(r"counter packets (\d+)", out))
         return total
 
@@ -215,21 +286,25 @@ class NetnsLab:
         """Take one cable down (both ends): traffic over it black-holes, tests hang."""
         for end in self.link_ifaces[key]:
             e = self.ends[end]
-            _run(["ip", "-n", e.ns, "link", "set", e.ifname, "down"])
+            sh("ip", "-n", e.ns, "link", "set", e.ifname, "down")
 
     # -- launcher mapping --------------------------------------------------
     def namespace_of(self, port: PortRef) -> str:
+        """The namespace holding ``port``'s end of its cable."""
         return self.ends[port].ns
 
     def address_of(self, port: PortRef) -> str:
+        """``port``'s IPv4 address (no prefix length)."""
         return self.ends[port].addr
 
     def ifname_of(self, port: PortRef) -> str:
+        """``port``'s interface name inside its namespace."""
         return self.ends[port].ifname
 
     def teardown(self) -> None:
+        """Delete the namespaces this lab created, by name (their veths, qdiscs and tables go with them)."""
         for name in reversed(self.namespaces):
-            subprocess.run(["ip", "netns", "del", name], capture_output=True, timeout=30, check=False)
+            sh("ip", "netns", "del", name, check=False)
         self.namespaces.clear()
 
     def __enter__(self) -> NetnsLab:
@@ -237,35 +312,3 @@ class NetnsLab:
 
     def __exit__(self, *exc: object) -> None:
         self.teardown()
-
-
-def lab_fabric_file(lab: NetnsLab, path):
-    """The lab as a fabric file: each host says its namespace, interface and address."""
-    lines = ["name: netns-lab", "nodes:"]
-    for node in lab.fabric.nodes.values():
-        if node.kind == "switch":
-            lines.append(f"  - {{id: {node.id}, kind: switch, ports: {node.num_ports}}}")
-            continue
-        port = PortRef(node.id, 1)
-        lines.append(
-            f"  - {{id: {node.id}, kind: host, ports: 1, attrs: {{netns: {lab.namespace_of(port)}, "
-            f"ifnames: {{1: {lab.ifname_of(port)}}}, addresses: {{1: {lab.address_of(port)}}}}}}}"
-        )
-    lines.append("links:")
-    for key in lab.fabric.links:
-        lines.append(f'  - {{a: "{key.a}", b: "{key.b}", lanes: 1, lane_gbps: 0.1}}')
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
-@contextmanager
-def lab_for_test(fabric: Fabric) -> Iterator[NetnsLab]:
-    """A built lab for one test, skipping it when torch or network namespaces are missing here."""
-    import pytest
-
-    pytest.importorskip("torch")
-    why = netns_available()
-    if why:
-        pytest.skip(why)
-    with NetnsLab(fabric) as built:
-        yield built

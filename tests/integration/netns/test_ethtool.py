@@ -8,6 +8,7 @@ import pytest
 from fabricdoc.probes.host import ethtool
 
 from fabricdoc.errors import ProbeError
+from tests.helpers.netns_lab import sh
 from tests.helpers.paths import DATA
 
 ETHTOOL = os.path.join(DATA, "ethtool")
@@ -22,8 +23,6 @@ def read(case: str) -> str:
 def test_real_veth_stats_through_ioctl_and_command_agree(two_hosts):
     import json
     import sys
-
-    from tests.helpers.netns import sh
 
     _lab, a, _b = two_hosts
     by_cmd, how = ethtool.collect_ethtool("fdha0", netns=a)
@@ -47,8 +46,6 @@ def test_interface_without_stats_is_unsupported_not_a_crash(two_hosts):
 
 @pytest.mark.netns
 def test_interface_gone_mid_read_is_one_error_line(two_hosts):
-    from tests.helpers.netns import sh
-
     _lab, a, _b = two_hosts
     sh("ip", "-n", a, "link", "del", "fdha0")
     with pytest.raises(ProbeError) as exc:

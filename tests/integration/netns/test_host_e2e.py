@@ -23,7 +23,7 @@ from fabricdoc.model.evidence import CounterEvidence, FlapEvidence
 from fabricdoc.model.records import LinkEvent, Node, PortCounters, PortRef
 from fabricdoc.model.topology import Fabric
 from fabricdoc.sources.records import observations_from_records, records_from_json, records_to_json
-from tests.helpers.netns import sh
+from tests.helpers.netns_lab import sh
 from tests.helpers.waiting import wait_for
 
 TRAFFIC = str(Path(helpers_traffic.__file__))
@@ -88,7 +88,7 @@ def shaped_path(lab):
     sh("ip", "netns", "exec", r, "tc", "qdisc", "add", "dev", "fdhrd", "root", "handle", "1:",
        "tbf", "rate", "10mbit", "burst", "16kb", "limit", "64kb")
     # Mark CE on what the shaped port forwards above 400 packets/s, like an AQM would.
-    lab.nft(r, "inet", "fdh_ecn", """
+    lab.nft(r, """
 table inet fdh_ecn {
   chain forward {
     type filter hook forward priority 0; policy accept;

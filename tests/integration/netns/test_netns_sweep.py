@@ -13,24 +13,17 @@ from fabricdoc.bandwidth.journal import Journal, JournalHeader, plan_fingerprint
 from fabricdoc.bandwidth.plan import Plan, plan_sweep
 from fabricdoc.bandwidth.retest import retest_plan
 from fabricdoc.bandwidth.runner import run_plan
-from fabricdoc.fabric.generators import fat_tree_2
 from fabricdoc.model.records import LinkKey, Observations, PortRef
 from fabricdoc.sources.launchers import launcher_runner
-from tests.helpers.netns_lab import NetnsLab, lab_for_test
+from tests.helpers.netns_lab import NetnsLab
 
-pytestmark = [pytest.mark.netns, pytest.mark.gloo, pytest.mark.slow]
+pytestmark = [pytest.mark.netns, pytest.mark.gloo, pytest.mark.slow,
+              pytest.mark.parametrize("lab", ["leaf-spine"], indirect=True)]
 
 BAD = LinkKey.of(PortRef("leaf02", 3), PortRef("spine01", 2))
 # veth + TCP through tbf delivers ~0.85 of the shaped rate, less when a round's
 # tests share the two cores; the degraded cable runs at 10% of it.
 OPTIONS = Options(slow_ratio=0.5)
-
-
-@pytest.fixture
-def lab():
-    fabric = fat_tree_2(3, 2, 2, lanes=1, lane_gbps=0.1)  # 100 Mbit/s cables, shaped with tbf
-    with lab_for_test(fabric) as built:
-        yield built
 
 
 def _run(lab: NetnsLab, plan: Plan, journal=None, timeout_s: float = 150.0):

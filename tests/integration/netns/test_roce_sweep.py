@@ -1,60 +1,24 @@
 """`fabricdoc sweep --fabric roce` on real kernel networking: hosts are network namespaces
-joined through a bridge namespace by veth pairs; one host's cable is flapped while the
-sweep's probes watch, and the report must name exactly that cable as flapping."""
+joined to a switch namespace by veth pairs (the lab's "one-switch" fabric); one host's cable is
+flapped while the sweep's probes watch, and the report must name exactly that cable as flapping."""
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 import threading
 
 import pytest
 
-pytestmark = pytest.mark.netns
+from fabricdoc.model.records import PortRef
+from tests.helpers.netns_lab import sh
 
-PREFIX = "fdr"
-HOSTS = ("h1", "h2", "h3")
+pytestmark = [pytest.mark.netns, pytest.mark.parametrize("lab", ["one-switch"], indirect=True)]
 
-
-def sh(*argv, check=True):
-    return subprocess.run(list(argv), capture_output=True, text=True, timeout=30, check=check)
+H2, H3 = PortRef("h2", 1), PortRef("h3", 1)
 
 
-def _teardown():
-    for name in [f"{PREFIX}-{h}" for h in (*HOSTS, "sw")]:
-        sh("ip", "netns", "del", name, check=False)
-
-
-@pytest.fixture
-def lab(tmp_path):
-    if os.geteuid() != 0 or shutil.which("ip") is None:
-        pytest.skip("needs root and iproute2")
-    _teardown()
-    try:
-        sw = f"{PREFIX}-sw"
-        sh("ip", "netns", "add", sw)
-        sh("ip", "-n", sw, "link", "add", "br0", "type", "bridge")
-        sh("ip", "-n", sw, "link", "set", "br0", "up")
-        nodes = ["  - {id: sw, kind: switch, ports: 3}"]
-        links = []
-        for i, h in enumerate(HOSTS, 1):
-            ns = f"{PREFIX}-{h}"
-            sh("ip", "netns", "add", ns)
-            sh("ip", "link", "add", f"{PREFIX}{i}h", "netns", ns, "type", "veth", "peer", "name", f"{PREFIX}{i}s", "netns", sw)
-            sh("ip", "-n", ns, "link", "set", f"{PREFIX}{i}h", "up")
-            sh("ip", "-n", ns, "addr", "add", f"10.77.0.{i}/24", "dev", f"{PREFIX}{i}h")
-            sh("ip", "-n", sw, "link", "set", f"{PREFIX}{i}s", "master", "br0", "up")
-            nodes.append(f"  - {{id: {h}, kind: host, ports: 1, attrs: {{netns: {ns}, ifnames: {{1: {PREFIX}{i}h}}, addresses: {{1: 10.77.0.{i}}}}}}}")
-            links.append(f'  - {{a: "sw[{i}]", b: "{h}[1]", lanes: 1, lane_gbps: 10}}')
-        fabric = tmp_path / "roce.yaml"
-        fabric.write_text("name: roce-lab\nnodes:\n" + "\n".join(nodes) + "\nlinks:\n" + "\n".join(links) + "\n")
-        yield fabric
-    finally:
-        _teardown()
-
-
-def sweep(fabric, *extra, timeout=120):
+def sweep(lab, tmp_path, *extra):
+    fabric = lab.write_fabric_file(tmp_path / "roce.yaml")
     return subprocess.Popen(
         [sys.executable, "-m", "fabricdoc", "sweep", "--fabric", "roce", "--topology", str(fabric),
          "--launcher", "netns", "--no-bandwidth", "--json", "--quiet", *extra],
@@ -62,8 +26,8 @@ def sweep(fabric, *extra, timeout=120):
     )
 
 
-def test_a_flapping_host_cable_is_named_and_healthy_cables_are_not(lab):
-    proc = sweep(lab, "--interval", "6")
+def test_a_flapping_host_cable_is_named_and_healthy_cables_are_not(lab, tmp_path):
+    proc = sweep(lab, tmp_path, "--interval", "6")
     stop = threading.Event()
     flaps = 0
 
@@ -72,9 +36,9 @@ def test_a_flapping_host_cable_is_named_and_healthy_cables_are_not(lab):
         # however late the probes start; the closing sample may catch the port down.
         nonlocal flaps
         while not stop.is_set() and proc.poll() is None:
-            sh("ip", "-n", f"{PREFIX}-h2", "link", "set", f"{PREFIX}2h", "down")
+            sh("ip", "-n", lab.namespace_of(H2), "link", "set", lab.ifname_of(H2), "down")
             stop.wait(0.3)
-            sh("ip", "-n", f"{PREFIX}-h2", "link", "set", f"{PREFIX}2h", "up")
+            sh("ip", "-n", lab.namespace_of(H2), "link", "set", lab.ifname_of(H2), "up")
             flaps += 1
             stop.wait(0.3)
 
@@ -97,9 +61,9 @@ def test_a_flapping_host_cable_is_named_and_healthy_cables_are_not(lab):
     assert [d["node"] for d in report["drain"]] == ["h2"]
 
 
-def test_a_host_whose_namespace_is_gone_is_reported_and_the_others_kept(lab):
-    sh("ip", "netns", "del", f"{PREFIX}-h3")
-    proc = sweep(lab, "--interval", "1")
+def test_a_host_whose_namespace_is_gone_is_reported_and_the_others_kept(lab, tmp_path):
+    sh("ip", "netns", "del", lab.namespace_of(H3))
+    proc = sweep(lab, tmp_path, "--interval", "1")
     out, err = proc.communicate(timeout=120)
     report = json.loads(out)
     status = {p["target"]: p["status"] for p in report["probes"] if p["probe"] == "probe"}
@@ -111,10 +75,10 @@ def test_a_host_whose_namespace_is_gone_is_reported_and_the_others_kept(lab):
     assert report["findings"] == [] and report["drain"] == []
 
 
-def test_a_host_whose_mtu_differs_is_a_host_config_finding_not_a_cable(lab):
+def test_a_host_whose_mtu_differs_is_a_host_config_finding_not_a_cable(lab, tmp_path):
     # A jumbo-frame mismatch is a classic RoCE misconfiguration that looks like a slow fabric.
-    sh("ip", "-n", f"{PREFIX}-h3", "link", "set", f"{PREFIX}3h", "mtu", "1400")
-    proc = sweep(lab, "--interval", "1")
+    sh("ip", "-n", lab.namespace_of(H3), "link", "set", lab.ifname_of(H3), "mtu", "1400")
+    proc = sweep(lab, tmp_path, "--interval", "1")
     out, err = proc.communicate(timeout=120)
     report = json.loads(out)
     assert all(p["status"] == "ok" for p in report["probes"] if p["probe"] == "probe"), report["probes"]

@@ -12,21 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from fabricdoc.fabric.generators import fat_tree_2
 from fabricdoc.model.records import LinkKey, PortRef
-from tests.helpers.netns_lab import lab_fabric_file, lab_for_test
 from tests.helpers.waiting import wait_for
 
-pytestmark = [pytest.mark.netns, pytest.mark.gloo, pytest.mark.slow]
+pytestmark = [pytest.mark.netns, pytest.mark.gloo, pytest.mark.slow,
+              pytest.mark.parametrize("lab", ["leaf-spine"], indirect=True)]
 
 BAD = LinkKey.of(PortRef("leaf02", 3), PortRef("spine01", 2))
-
-
-@pytest.fixture
-def lab():
-    with lab_for_test(fat_tree_2(3, 2, 2, lanes=1, lane_gbps=0.1)) as built:
-        built.degrade(BAD, loss_pct=100)  # tests through it hang until killed
-        yield built
 
 
 def _descendants(pid: int) -> set[int]:
@@ -59,7 +51,8 @@ def _alive(pids: set[int]) -> set[int]:
 
 
 def _start(lab, tmp_path) -> tuple[subprocess.Popen[str], Path, Path]:
-    fabric = lab_fabric_file(lab, tmp_path / "lab.yaml")
+    lab.degrade(BAD, loss_pct=100)  # tests through it hang until killed
+    fabric = lab.write_fabric_file(tmp_path / "lab.yaml")
     journal, out = tmp_path / "bw.jsonl", tmp_path / "partial.json"
     argv = [sys.executable, "-m", "fabricdoc", "sweep", "--fabric", "roce", "--expected", str(fabric),
             "--launcher", "netns", "--interval", "1", "--slow-ratio", "0.5", "--size", str(1 << 20),

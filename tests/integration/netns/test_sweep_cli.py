@@ -10,19 +10,12 @@ import sys
 import pytest
 
 from fabricdoc.bandwidth.journal import read_journal
-from fabricdoc.fabric.generators import fat_tree_2
 from fabricdoc.model.records import LinkKey, PortRef
-from tests.helpers.netns_lab import lab_fabric_file, lab_for_test
 
-pytestmark = [pytest.mark.netns, pytest.mark.gloo, pytest.mark.slow]
+pytestmark = [pytest.mark.netns, pytest.mark.gloo, pytest.mark.slow,
+              pytest.mark.parametrize("lab", ["leaf-spine"], indirect=True)]
 
 BAD = LinkKey.of(PortRef("leaf02", 3), PortRef("spine01", 2))
-
-
-@pytest.fixture
-def lab():
-    with lab_for_test(fat_tree_2(3, 2, 2, lanes=1, lane_gbps=0.1)) as built:
-        yield built
 
 
 def sweep(fabric, journal, *extra):
@@ -34,7 +27,7 @@ def sweep(fabric, journal, *extra):
 
 def test_roce_sweep_names_the_shaped_uplink_and_resume_reruns_nothing(lab, tmp_path):
     lab.degrade(BAD, rate_mbit=10)
-    fabric = lab_fabric_file(lab, tmp_path / "lab.yaml")
+    fabric = lab.write_fabric_file(tmp_path / "lab.yaml")
     journal = tmp_path / "bw.jsonl"
     first = sweep(fabric, journal)
     assert first.returncode == 1, first.stderr

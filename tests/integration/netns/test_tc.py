@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from fabricdoc.probes.host import tc as tcstats
 
+from tests.helpers.netns_lab import sh
+
 
 @pytest.mark.netns
 def test_real_tbf_and_htb_stats_are_read(two_hosts):
-    from tests.helpers.netns import sh
-
     _lab, a, _b = two_hosts
     sh("ip", "netns", "exec", a, "tc", "qdisc", "add", "dev", "fdha0", "root", "handle", "1:", "htb",
        "default", "10")

@@ -8,14 +8,15 @@ import json
 import pytest
 
 from tests.helpers.cli import run_fabricdoc
-from tests.helpers.netns import can_netns
+from tests.helpers.netns_lab import netns_available
 
 pytestmark = [pytest.mark.netns]
 
 
 def test_missing_namespaces_make_an_incomplete_report_with_no_finding_and_no_drain(tmp_path):
-    if not can_netns():
-        pytest.skip("needs root and iproute2")
+    why = netns_available(("ip",))
+    if why:
+        pytest.skip(why)
     hosts = [f"gh{i}" for i in range(1, 4)]
     lines = ["name: ghosts", "nodes:", "  - {id: tor, kind: switch, ports: 3}"]
     lines += [f"  - {{id: {h}, kind: host, ports: 1, attrs: {{netns: fdgone-{h}, ifnames: {{1: eth0}}, "
