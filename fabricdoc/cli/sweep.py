@@ -28,9 +28,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         epilog=FABRIC_HELP + "\n\n" + a.EXIT_CODES,
     )
     a.add_fabric(p, "demo")
-    p.add_argument("--expected", metavar="FILE",
-                   help="the fabric as it should be: an earlier ibnetdiscover output (ib: cables missing now are "
-                   "reported), or the RoCE fabric file naming hosts, ports and interfaces (roce)")
+    p.add_argument("--expected", metavar="PATH",
+                   help="the fabric as it should be: an earlier ibnetdiscover output or an ibdiagnet2 output "
+                   "directory (ib: cables missing now are reported; an ibdiagnet run's PORTS also give each link's "
+                   "expected width and speed), or the RoCE fabric file naming hosts, ports and interfaces (roce)")
     p.add_argument("--topology", dest="expected", metavar="FILE", help=a.HIDDEN)
     p.add_argument("--faults", metavar="FILE", help="fault file for a simulated fabric (replaces the file's own faults)")
     p.add_argument("--seed", type=int, default=0, metavar="N", help="simulator seed (default 0): same seed, same findings")

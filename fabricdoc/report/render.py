@@ -143,6 +143,22 @@ def skipped_lines(probes: list[dict], shown: int = 10) -> list[str]:
     return lines
 
 
+def warning_lines(probes: list[dict], shown: int = 10) -> list[str]:
+    """Probe-health warnings: inputs read with something worth knowing (an HCA on another rail's leaf,
+    CAs with no host name, tool warnings inside a saved output); the first ``shown``, then a count."""
+    warned = [p for p in probes if p.get("status") == "warning"]
+    if not warned:
+        return []
+    lines = [f"warnings ({len(warned)}):"]
+    for p in warned[:shown]:
+        target, error = str(p.get("target", "")), str(p.get("error") or "no detail")
+        where = "" if target and error.startswith(target + ":") else f" on {safe(target)}"  # said once, not twice
+        lines.append(f"  {safe(p.get('probe', ''))}{where}: {safe(error)}")
+    if len(warned) > shown:
+        lines.append(f"  (+{len(warned) - shown} more in the JSON report's probes)")
+    return lines
+
+
 def summary_text(report: Report, evidence_per_finding: int = 3) -> str:
     """The verdict, what was tested, each finding with its strongest evidence, and the drain list."""
     f = report.fabric
@@ -176,6 +192,7 @@ def summary_text(report: Report, evidence_per_finding: int = 3) -> str:
         if cov.get("not_seen_count", len(missing)) > 10:
             lines.append(f"  (+{cov['not_seen_count'] - 10} more in the JSON report's coverage)")
     lines += skipped_lines(report.probes)
+    lines += warning_lines(report.probes)
     if not report.findings and missing:
         lines.append("no findings in what was seen: the verdict is INCOMPLETE, not a pass")
     elif not report.findings:

@@ -129,7 +129,8 @@ def _lfts(runner: IbRunner, topo: IbTopology, log: _Log) -> dict[str, dict[int, 
 
     def one(node: IbNodeRecord) -> tuple[str, dict[int, int] | None]:
         def read() -> IbRoute:
-            return parse_ibroute(runner.ibroute(node.lid or 0).stdout, source=f"ibroute {node.lid}")
+            return parse_ibroute(runner.ibroute(node.lid or 0).stdout, source=f"ibroute {node.lid}",
+                                 num_ports=node.num_ports)  # an egress port past the switch's is refused by line
 
         route = log.call("ibroute", node.description or node.guid, read)
         return node.guid, (route.lft if route is not None else None)

@@ -35,8 +35,12 @@ the host's rails are, when the fabric has one node per HCA (``dgx01 mlx5_0``
 HCA nodes in rail order (identity's ``attrs["rail"]``: device-number order,
 ``mlx5_10`` after ``mlx5_9``, or a host map's rails; on a fabric identity did
 not name, the device index in the names), else the cabled ports of the host's
-one node in port order; GPU ``d`` (the device ordinal the log prints) uses
-rail ``d``, and every GPU uses the one rail of a single-rail host.
+one node in port order. GPU ``d`` (the device ordinal the log prints) uses the
+port on rail ``d``: the HCA whose ``attrs["rail"]`` is ``d``, never the host's
+``d``-th HCA, so a host missing one HCA (``HCA-1, HCA-2, HCA-6`` on rails 0, 1, 3)
+still maps GPU 3 to HCA-6, and a GPU on a rail the host has no HCA on (GPU 2
+there) is refused (``error``, naming file and line); on the two other orders a
+port's rail is its place. Every GPU uses the one rail of a single-rail host.
 
 A ring collective (all_reduce, all_gather, reduce_scatter) with G GPUs per
 host on R rails moves its bus bandwidth over the R rails evenly, so each rail
@@ -88,11 +92,13 @@ class _Refused(Exception):
 
 @dataclass(frozen=True)
 class Rails:
-    """A host's NIC ports in rail order, and the rule that ordered them."""
+    """A host's NIC ports in rail order, the rail of each (``rails[i]`` is that of ``ports[i]``), and the
+    rule that ordered them."""
 
     host: str
     ports: tuple[PortRef, ...]
     rule: str
+    rails: tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -139,6 +145,10 @@ def rails_of(fabric: Fabric, host: str) -> Rails:
     elif all(isinstance(fabric.nodes[n].attrs.get("rail"), int) for n in nodes):
         ordered = sorted(nodes, key=lambda n: fabric.nodes[n].attrs["rail"])
         rule = "HCAs in rail order: " + ", ".join(fabric.label(n) for n in ordered)
+        on_rail = [(p, int(fabric.nodes[n].attrs["rail"])) for n in ordered for p in fabric.host_ports(n)]
+        if not on_rail:
+            raise TopologyError(f"host {host!r} has no cabled port in the fabric")
+        return Rails(host, tuple(p for p, _ in on_rail), rule, tuple(r for _, r in on_rail))
     else:
         indexed = [(hca_index(fabric.label(n)), n) for n in nodes]
         if any(i is None for i, _ in indexed) or len({i for i, _ in indexed}) != len(indexed):
@@ -150,16 +160,23 @@ def rails_of(fabric: Fabric, host: str) -> Rails:
     ports = tuple(p for n in ordered for p in fabric.host_ports(n))
     if not ports:
         raise TopologyError(f"host {host!r} has no cabled port in the fabric")
-    return Rails(host, ports, rule)
+    return Rails(host, ports, rule, tuple(range(len(ports))))
 
 
 def _rail(rails: Rails, rank: NcclRank, source: str) -> PortRef:
+    """The port GPU ``rank.device`` uses: the one on rail ``rank.device`` (see the module docstring)."""
     if len(rails.ports) == 1:
         return rails.ports[0]
-    if rank.device >= len(rails.ports):
-        raise _Refused("error", f"{source}:{rank.line_no}: rank {rank.rank} on host {rank.host!r} uses GPU "
-                                f"{rank.device}, but the host has {len(rails.ports)} rails ({rails.rule})")  # fmt: skip
-    return rails.ports[rank.device]
+    on_rail = [p for p, r in zip(rails.ports, rails.rails, strict=True) if r == rank.device]
+    where = f"{source}:{rank.line_no}: rank {rank.rank} on host {rank.host!r} uses GPU {rank.device}"
+    if not on_rail:
+        have = ", ".join(str(r) for r in rails.rails)
+        raise _Refused("error", f"{where}, but the host has {len(rails.ports)} rails and none is rail {rank.device} "
+                                f"(its rails: {have}; {rails.rule})")  # fmt: skip
+    if len(on_rail) > 1:
+        raise _Refused("error", f"{where}, but the host has {len(on_rail)} cabled ports on rail {rank.device} "
+                                f"({rails.rule}): which one it used cannot be told")  # fmt: skip
+    return on_rail[0]
 
 
 def _distinct_gpus(rails: Rails, ranks: list[NcclRank], source: str) -> None:

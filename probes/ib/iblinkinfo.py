@@ -6,6 +6,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from fabricdoc.probes.ib import check_port
 from fabricdoc.probes.ib.common import whole_lines
 
 from fabricdoc.errors import ParseError
@@ -70,7 +71,8 @@ def could_be(hint: str) -> tuple[int | None, float | None]:
 
 
 def parse_iblinkinfo_lines(text: str, source: str = "iblinkinfo") -> list[IbLinkInfoPort]:
-    """The raw port lines of ``iblinkinfo`` (default format), in order."""
+    """The raw port lines of ``iblinkinfo`` (default format), in order; a port or remote port
+    outside 1..255 is a ParseError naming the line."""
     out: list[IbLinkInfoPort] = []
     node_guid: str | None = None
     desc = ""
@@ -109,6 +111,9 @@ def parse_iblinkinfo_lines(text: str, source: str = "iblinkinfo") -> list[IbLink
         if state is None:
             raise ParseError(source, no, raw, f"unknown port state {link.group(4)!r}")
         ports_here += 1
+        port = check_port(int(m.group(3)), source, no, raw)  # iblinkinfo lists ports 1..N, never port 0
+        far_port = remote.group(3) or remote.group(2)
+        remote_port = check_port(int(far_port), source, no, raw, what="remote port") if far_port else None
         could_lanes, could_gbps = could_be(remote.group(5))
         trained_gbps = float(link.group(2)) if link.group(2) else None
         if link.group(3) == "FDR10":
@@ -119,7 +124,7 @@ def parse_iblinkinfo_lines(text: str, source: str = "iblinkinfo") -> list[IbLink
                 port_guid=port_guid,
                 description=desc,
                 lid=int(m.group(2)),
-                port=int(m.group(3)),
+                port=port,
                 state=state,
                 phys_state=link.group(5),
                 lanes=int(link.group(1)) if link.group(1) else None,
@@ -127,7 +132,7 @@ def parse_iblinkinfo_lines(text: str, source: str = "iblinkinfo") -> list[IbLink
                 could_be_lanes=could_lanes,
                 could_be_gbps=could_gbps,
                 remote_lid=int(remote.group(2)) if remote.group(2) and remote.group(3) else None,
-                remote_port=int(remote.group(3)) if remote.group(3) else (int(remote.group(2)) if remote.group(2) else None),
+                remote_port=remote_port,
                 remote_description=remote.group(4),
                 remote_answered=answered,
             )

@@ -7,6 +7,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from fabricdoc.probes.ib import check_port
 from fabricdoc.probes.ib.common import EXTENDED_WIDTH, check_register, whole_lines
 
 from fabricdoc.errors import ParseError
@@ -64,7 +65,8 @@ def parse_ibqueryerrors(
     error block header has none (``Errors for "node0003"``) and its port lines
     carry the *port* GUID, turned into the node by ``port_guid_to_node`` (from
     ibnetdiscover) when given. The ``## Summary`` block must be there: without
-    it the output was cut short.
+    it the output was cut short. A port number outside 0..255 (1..255 in a CA's error block,
+    where port 0 does not exist) is a ParseError naming the line.
     """
     guids = port_guid_to_node or {}
     ts = time.time() if timestamp is None else timestamp
@@ -111,11 +113,13 @@ def parse_ibqueryerrors(
                 raise ParseError(source, no, raw, "cannot read the counter list")
             if m.group(2) == "ALL":
                 continue
+            # Port 0 is a switch's management port; a CA's error block (no GUID in its header) has 1..N.
+            port = check_port(int(m.group(2)), source, no, raw, lowest=1 if not node else 0)
             values = {k: int(v) for k, v in items}
             for name, value in values.items():
                 width = EXTENDED_WIDTH.get(name) if kind == "counters" else None
                 check_register(name, value, width, source, no, raw)
-            key = (port_node, int(m.group(2)))
+            key = (port_node, port)
             merged.setdefault(key, {}).update(values)
             kinds[key] = kind
             continue

@@ -19,13 +19,19 @@ inside) the blocks: they are kept as warnings with their line numbers. With
 ``-a`` (all entries) a LID whose port is beyond the switch's ports is printed
 as ``(illegal port)``: not a route, so it is left out of the table. Multicast
 blocks (``-M``) carry no unicast routes and are skipped whole.
+
+Port numbers are bounded: an egress port outside 0..255 (0 is the switch itself), or past
+the switch's port count when the caller knows it (``num_ports``, from ibnetdiscover), and a
+DR-path port outside 0..255, are a ParseError naming the line.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from fabricdoc.probes.ib import check_port
 from fabricdoc.probes.ib.common import tool_warning, whole_lines
 
 from fabricdoc.errors import ParseError
@@ -50,23 +56,33 @@ class _Block:
     head: re.Match[str]
     line_no: int
     text: str
+    num_ports: int | None = None  # the switch's port count, when the caller knows it
     lft: dict[int, int] = field(default_factory=dict)
     dests: dict[int, str] = field(default_factory=dict)
     entries: int = 0  # lines listed, illegal ones included: what the trailer counts
 
 
-def parse_ibroute(text: str, source: str = "ibroute") -> IbRoute:
-    """Parse one ``ibroute <lid>`` dump (unicast LFT); its trailer must match the entries."""
-    routes = parse_routes(text, source)
+def parse_ibroute(text: str, source: str = "ibroute", *, num_ports: int | None = None) -> IbRoute:
+    """Parse one ``ibroute <lid>`` dump (unicast LFT); its trailer must match the entries.
+    ``num_ports``: the switch's port count, when known; an egress port past it is refused."""
+    routes = _parse(text, source, lambda _guid: num_ports)
     if len(routes.routes) != 1:
         raise ParseError(source, routes.routes[1].line_no, "", "more than one switch: read it with parse_routes")
     return routes.routes[0]
 
 
-def parse_routes(text: str, source: str = "routes") -> IbRoutes:
+def parse_routes(text: str, source: str = "routes", *, num_ports: Mapping[str, int] | None = None) -> IbRoutes:
     """Every switch's unicast LFT from concatenated ``ibroute`` dumps, ``dump_fts`` output or
     OpenSM's LFT dump, with the tools' warning lines kept. Each block needs its
-    "N lids dumped" trailer (matching its entries): without it the output was cut."""
+    "N lids dumped" trailer (matching its entries): without it the output was cut.
+    ``num_ports`` (switch GUID as :func:`guid_id` writes it, a fabric node id -> its port count, when
+    known) bounds each switch's egress ports."""
+    counts = num_ports or {}
+    return _parse(text, source, lambda guid: counts.get(guid))
+
+
+def _parse(text: str, source: str, count_of: Callable[[str], int | None]) -> IbRoutes:
+    """parse_routes, with ``count_of`` giving a switch's port count (or None) from its GUID."""
     lines = whole_lines(text, source)
     routes: list[IbRoute] = []
     warnings: list[ToolWarning] = []
@@ -90,7 +106,10 @@ def parse_routes(text: str, source: str = "routes") -> IbRoutes:
         if head is not None:
             if block is not None:
                 raise ParseError(source, block.line_no, block.text, "no 'lids dumped' trailer: output ends early")
-            block = _Block(head, no, raw)
+            for hop in (head.group(6) or "").split(","):
+                if hop:
+                    check_port(int(hop), source, no, raw, lowest=0, what="DR path port")
+            block = _Block(head, no, raw, count_of(guid_id(head.group(7))))
             continue
         if block is None:
             raise ParseError(source, no, raw, "no ibroute 'Unicast lids [...] of switch ... guid ...' header "
@@ -99,7 +118,7 @@ def parse_routes(text: str, source: str = "routes") -> IbRoutes:
             continue
         m = _IBR_ENTRY.match(line)
         if m:
-            _entry(block, m)
+            _entry(block, m, source, no, raw)
             continue
         m = _IBR_TAIL.match(line)
         if m:
@@ -122,13 +141,17 @@ def _lft_failure(line: str, source: str, no: int) -> ToolWarning | None:
     return None
 
 
-def _entry(block: _Block, m: re.Match[str]) -> None:
+def _entry(block: _Block, m: re.Match[str], source: str, no: int, raw: str) -> None:
     block.entries += 1
+    port = check_port(int(m.group(2)), source, no, raw, lowest=0, what="egress port")  # 0: the switch itself
     info = (m.group(3) or "").strip()
     if "illegal port" in info:
         return  # -a prints unassigned entries (port 255 and the like): no route
     lid = int(m.group(1), 16)
-    block.lft[lid] = int(m.group(2))
+    if block.num_ports is not None and port > block.num_ports:
+        raise ParseError(source, no, raw, f"LID {lid} is forwarded to port {port}, but the switch "
+                                          f"({block.head.group(8)}) has {block.num_ports} ports")
+    block.lft[lid] = port
     dest = _IBR_DEST.search(info)
     if dest:
         block.dests[lid] = guid_id(dest.group(1))

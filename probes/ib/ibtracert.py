@@ -6,6 +6,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from fabricdoc.probes.ib import check_port
+
 from fabricdoc.errors import ParseError
 from fabricdoc.model.ib import guid_id
 from fabricdoc.model.records import LinkKey, PortRef
@@ -44,10 +46,12 @@ _ITR_TO = re.compile(r"^To (ca|switch) \{(0x[0-9a-fA-F]+)\} portnum (\d+) lid [\
 
 
 def parse_ibtracert(text: str, source: str = "ibtracert") -> IbTrace:
-    """Parse ``ibtracert <src lid> <dst lid>``: From, one line per hop, To."""
+    """Parse ``ibtracert <src lid> <dst lid>``: From, one line per hop, To. Port numbers are
+    1..255 (0, the management port, only as a switch's ``portnum``), else a ParseError naming the line."""
     src: re.Match[str] | None = None
     dst: re.Match[str] | None = None
     hops: list[tuple[int, str, str, int]] = []
+    src_port = dst_port = 0
     lines = text.splitlines()
     for no, raw in enumerate(lines, 1):
         line = raw.strip()
@@ -57,16 +61,25 @@ def parse_ibtracert(text: str, source: str = "ibtracert") -> IbTrace:
             src = _ITR_FROM.match(line)
             if src is None:
                 raise ParseError(source, no, raw, "expected 'From ca {guid} portnum N ...'")
+            src_port = _end_port(src, source, no, raw)
             continue
         m = _ITR_HOP.match(line)
         if m and dst is None:
-            hops.append((int(m.group(1)), m.group(2), guid_id(m.group(3)), int(m.group(4))))
+            out_port = check_port(int(m.group(1)), source, no, raw, what="out port")
+            in_port = check_port(int(m.group(4)), source, no, raw, what="in port")
+            hops.append((out_port, m.group(2), guid_id(m.group(3)), in_port))
             continue
         m = _ITR_TO.match(line)
         if m and dst is None:
             dst = m
+            dst_port = _end_port(m, source, no, raw)
             continue
         raise ParseError(source, no, raw, "not an ibtracert hop")
     if src is None or dst is None or not hops:
         raise ParseError(source, 0, "", "no 'To ...' line: output ends early")
-    return IbTrace(guid_id(src.group(2)), int(src.group(3)), guid_id(dst.group(2)), int(dst.group(3)), tuple(hops))
+    return IbTrace(guid_id(src.group(2)), src_port, guid_id(dst.group(2)), dst_port, tuple(hops))
+
+
+def _end_port(m: re.Match[str], source: str, no: int, raw: str) -> int:
+    """The ``portnum`` of a From/To line: a switch's may be 0 (the switch itself), a CA's is 1..255."""
+    return check_port(int(m.group(3)), source, no, raw, lowest=0 if m.group(1) == "switch" else 1, what="portnum")

@@ -15,6 +15,7 @@ import itertools
 import json
 import re
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -223,9 +224,38 @@ def test_an_eight_gpu_log_on_hosts_with_four_rails_is_refused_naming_the_gpu_and
     line = next(i for i, ln in enumerate(log.splitlines(), 1) if re.match(r"#\s+Rank\s+4\s", ln))
     assert probe.status == "error"
     assert probe.error == (f"{tmp_path / 'all_reduce_2x8.log'}:{line}: rank 4 on host '{UNIT4[0]}' uses GPU 4, "
-                           f"but the host has 4 rails (HCAs in rail order: {UNIT4[0]} mlx5_0, {UNIT4[0]} mlx5_1, "
+                           "but the host has 4 rails and none is rail 4 (its rails: 0, 1, 2, 3; "
+                           f"HCAs in rail order: {UNIT4[0]} mlx5_0, {UNIT4[0]} mlx5_1, "
                            f"{UNIT4[0]} mlx5_4, {UNIT4[0]} mlx5_5)")
     assert not measure(fabric, obs, Planned()).complete  # counted as not seen, never as a slow rail
+
+
+def test_gpus_of_a_host_missing_an_hca_use_the_hca_on_their_own_rail_and_a_gpu_with_no_rail_is_refused(
+        fabric, tmp_path):
+    # unit 01 has no IBLEAF-03 leaf: its hosts show HCA-1, HCA-2 and HCA-6 (rails 0, 1, 3), so GPU 2 has no HCA,
+    # and GPU 3 is HCA-6, the third HCA present (taking HCAs by position would give GPU 2 the rail-3 HCA)
+    a, b = "a05-p1-dgx-01-c01", "a05-p1-dgx-01-c03"
+    real = DRANET.read_text()
+    for gpu in range(4):
+        log = real.replace(DRANET_HOSTS[0], a).replace(DRANET_HOSTS[1], b).replace("device  0 [", f"device  {gpu} [")
+        (tmp_path / f"all_reduce_gpu{gpu}.log").write_text(log)
+    obs = observations_from_nccl_logs(fabric, tmp_path)
+    status = {Path(p.target).name: p.status for p in obs.probes}
+    assert status == {"all_reduce_gpu0.log": "ok", "all_reduce_gpu1.log": "ok", "all_reduce_gpu2.log": "error",
+                      "all_reduce_gpu3.log": "ok"}
+    used = sorted((fabric.label(p.src.node), fabric.label(p.dst.node)) for p in obs.pairs)
+    assert used == [(f"{a} {dev}", f"{b} {dev}") for dev in ("HCA-1", "HCA-2", "HCA-6")]
+    for p in obs.pairs:  # each GPU's HCAs are on one leaf: that of the GPU's rail
+        assert _leaf_of(fabric, p.src.node) == _leaf_of(fabric, p.dst.node)
+    assert {_leaf_of(fabric, p.src.node) for p in obs.pairs if "HCA-6" in fabric.label(p.src.node)} == \
+        {"MF0;A09-P1-IBLEAF-04-01:MQM9701/U1"}
+    [refused] = [p for p in obs.probes if p.status == "error"]
+    bad = tmp_path / "all_reduce_gpu2.log"
+    line = next(i for i, ln in enumerate(bad.read_text().splitlines(), 1) if re.match(rf"#\s+Rank\s+0\s.*{a}", ln))
+    assert refused.error == (f"{bad}:{line}: rank 0 on host '{a}' uses GPU 2, but the host has 3 rails and none is "
+                             f"rail 2 (its rails: 0, 1, 3; HCAs in rail order: {a} HCA-1, {a} HCA-2, {a} HCA-6)")
+    assert len(refused.error.splitlines()) == 1
+    assert not measure(fabric, obs, Planned()).complete  # the refused GPU is not seen, never read on another rail
 
 
 def test_analyze_on_the_capture_and_per_rail_logs_reports_the_host_to_drain(tmp_path):
@@ -244,5 +274,12 @@ def test_analyze_on_the_capture_and_per_rail_logs_reports_the_host_to_drain(tmp_
     assert [d["node"] for d in report["drain"]] == [UNIT4[2]]
     # the swapped cables are in the report's probe health, and drain nothing
     assert [p["status"] for p in report["probes"] if p["target"] == "b08-p1-dgx-08-c01"] == ["warning"]
+    # ... and in the text summary, where whoever runs analyze reads them
+    warned = [p for p in report["probes"] if p["status"] == "warning"]
+    assert lines[lines.index(f"warnings ({len(warned)}):") + 1:][:len(warned)] == [
+        f"  identity: {p['error']}" if p["error"].startswith(p["target"] + ":")
+        else f"  identity on {p['target']}: {p['error']}" for p in warned]
+    swapped = next(p["error"] for p in warned if p["target"] == "b08-p1-dgx-08-c01")
+    assert f"  identity: {swapped}" in lines and "its cables look swapped" in swapped
     [finding] = [f for f in report["findings"] if f["severity"] in ("error", "critical")]
     assert finding["name"] == f"{UNIT4[2]} mlx5_0 port 1"

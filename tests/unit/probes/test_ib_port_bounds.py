@@ -8,12 +8,17 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 import shutil
 from pathlib import Path
 
 import pytest
 from fabricdoc.probes.ib import ibdiagnet as diag
+from fabricdoc.probes.ib.iblinkinfo import parse_iblinkinfo
 from fabricdoc.probes.ib.ibnetdiscover import parse_ibnetdiscover, parse_ibnetdiscover_ports
+from fabricdoc.probes.ib.ibqueryerrors import parse_ibqueryerrors
+from fabricdoc.probes.ib.ibroute import parse_ibroute, parse_routes
+from fabricdoc.probes.ib.ibtracert import parse_ibtracert
 
 from fabricdoc.errors import ParseError
 from fabricdoc.sources.ibdiagnet import read_ibdiagnet_dir
@@ -26,6 +31,13 @@ PORTS_REPORT = DATA / "ibnetdiscover-ports" / "real_treydock_osc_edr_fixture" / 
 DIAG = DATA / "ibdiagnet2" / "real_gary_sequoia_ndr_2025-03-31"
 CABLES = DATA / "ibdiagnet2" / "real_gary_sequoia_ndr_2025-03-15_cables" / "ibdiagnet2.cables"
 FDBS = DATA / "ibdiagnet2" / "real_index_fdbs_docstring_excerpt" / "ibdiagnet2.fdbs"
+ILI = DATA / "iblinkinfo" / "real_blog_hdr_quantum_20node_sharp_an" / "iblinkinfo.txt"
+# infiniband-diags 44.0 under ibsim on tests/data/ib/fabric.net (tests/data/ib/README.md)
+IQE = DATA / "ib" / "ibqueryerrors" / "errors" / "stdout.txt"
+IBROUTE = DATA / "ib" / "ibroute" / "leaf01" / "stdout.txt"
+DUMP_FTS = DATA / "ib" / "dump_fts" / "healthy" / "stdout.txt"
+SIM_TOPO = DATA / "ib" / "ibnetdiscover" / "healthy" / "stdout.txt"
+TRACE = DATA / "ib" / "ibtracert" / "node0001_to_node0016" / "stdout.txt"
 HUGE = 4_000_000_000
 # IBND is trimmed (whole blocks of two switches and some CAs kept; see its README): read it as partial.
 
@@ -198,6 +210,109 @@ def test_the_unedited_ibdiagnet_files_still_read():
     assert diag.parse_ibdiagnet_fdbs(FDBS.read_text(encoding="utf-8")).routes
     assert {e.num_ports for link in diag.parse_ibdiagnet_lst((DIAG / "ibdiagnet2.lst").read_text(encoding="utf-8"))
             for e in (link.a, link.b) if e.type == "Switch"} == {65}
+
+
+# -- iblinkinfo, ibqueryerrors, ibroute / dump_fts, ibtracert --------------------------------
+
+
+@pytest.mark.parametrize(("old", "new", "words"), [
+    ("1    1[  ]", f"1    {HUGE}[  ]", ("port", str(HUGE), "1..255")),
+    ("1    1[  ]", "1    0[  ]", ("port 0", "1..255")),  # iblinkinfo lists ports 1..N, a switch's too
+    ("3   40[  ]", "3   256[  ]", ("remote port 256",)),
+    ("3   40[  ]", f"3   {2**64}[  ]", ("remote port", str(2**64))),
+])
+def test_an_iblinkinfo_port_line_with_a_port_outside_1_to_255_is_refused(old, new, words):
+    text = edit_line(ILI, 2, old, new)
+    with pytest.raises(ParseError) as exc:
+        parse_iblinkinfo(text, str(ILI))
+    assert_names(exc, ILI, 2, *words)
+
+
+def test_the_unedited_iblinkinfo_capture_reads_its_ports_as_printed():
+    states = parse_iblinkinfo(ILI.read_text(encoding="utf-8"), str(ILI))
+    printed = re.findall(r"(\d+)\[", ILI.read_text(encoding="utf-8").splitlines()[1])  # 'port[' at both ends
+    assert (states[0].port, states[0].peer.port) == tuple(int(p) for p in printed)
+
+
+@pytest.mark.parametrize(("line_no", "old", "new", "words"), [
+    (2, "port 1:", "port 0:", ("port 0", "1..255")),  # 'Errors for "node0003"': a CA has no port 0
+    (2, "port 1:", "port 256:", ("port 256",)),
+    (5, "port 6:", f"port {HUGE}:", (str(HUGE), "0..255")),  # leaf02, a switch
+])
+def test_an_ibqueryerrors_port_outside_its_nodes_range_is_refused(line_no, old, new, words):
+    text = edit_line(IQE, line_no, old, new)
+    with pytest.raises(ParseError) as exc:
+        parse_ibqueryerrors(text, str(IQE))
+    assert_names(exc, IQE, line_no, *words)
+
+
+def test_a_switchs_port_0_in_ibqueryerrors_is_read():
+    text = edit_line(IQE, 5, "port 6:", "port 0:")  # leaf02's management port, as real switches print
+    counters = {(c.node, c.port): c.values for c in parse_ibqueryerrors(text, str(IQE)).counters}
+    assert counters[("0x0002c90200000004", 0)] == {"LinkDownedCounter": 3}
+
+
+@pytest.mark.parametrize(("new", "words"), [("256", ("egress port 256", "0..255")),
+                                            (str(HUGE), ("egress port", str(HUGE)))])
+def test_an_ibroute_entry_with_an_egress_port_outside_8_bits_is_refused(new, words):
+    line = line_of(IBROUTE, "0x0001 005 ")
+    text = edit_line(IBROUTE, line, "0x0001 005 ", f"0x0001 {new} ")
+    with pytest.raises(ParseError) as exc:
+        parse_ibroute(text, str(IBROUTE))
+    assert_names(exc, IBROUTE, line, *words)
+
+
+def _switch_ports() -> dict[str, int]:
+    """Switch GUID -> its port count, from the ibnetdiscover capture of the same fabric."""
+    topo = parse_ibnetdiscover(SIM_TOPO.read_text(encoding="utf-8"), str(SIM_TOPO))
+    return {n.guid: n.num_ports for n in topo.nodes if n.type == "Switch"}
+
+
+def test_an_lft_entry_past_the_switchs_port_count_is_refused_when_the_count_is_known():
+    counts = _switch_ports()
+    leaf01 = counts["0x0002c90200000003"]
+    line = line_of(IBROUTE, "0x0001 005 ")
+    past = edit_line(IBROUTE, line, "0x0001 005 ", f"0x0001 {leaf01 + 1:03d} ")
+    assert parse_ibroute(past, str(IBROUTE)).lft[1] == leaf01 + 1  # the count unknown: 8 bits is all it can check
+    assert parse_ibroute(IBROUTE.read_text(encoding="utf-8"), str(IBROUTE), num_ports=leaf01).lft[1] == 5
+    with pytest.raises(ParseError) as exc:
+        parse_ibroute(past, str(IBROUTE), num_ports=leaf01)
+    assert_names(exc, IBROUTE, line, f"port {leaf01 + 1}", f"has {leaf01} ports", "leaf01")
+    # dump_fts: every switch's LFT, each bounded by its own count
+    assert len(parse_routes(DUMP_FTS.read_text(encoding="utf-8"), str(DUMP_FTS), num_ports=counts).routes) == 6
+    line = line_of(DUMP_FTS, "0x0001 005 ")  # leaf01's block
+    with pytest.raises(ParseError) as exc:
+        parse_routes(edit_line(DUMP_FTS, line, "0x0001 005 ", f"0x0001 {leaf01 + 1:03d} "), str(DUMP_FTS),
+                     num_ports=counts)
+    assert_names(exc, DUMP_FTS, line, f"port {leaf01 + 1}")
+
+
+def test_a_dump_fts_dr_path_port_outside_8_bits_is_refused():
+    line = line_of(DUMP_FTS, "Unicast lids [0x0-0x16] of switch DR path slid 0; dlid 0; 0,1,6 ")
+    text = edit_line(DUMP_FTS, line, "0,1,6 ", "0,1,256 ")
+    with pytest.raises(ParseError) as exc:
+        parse_routes(text, str(DUMP_FTS))
+    assert_names(exc, DUMP_FTS, line, "DR path port 256")
+
+
+@pytest.mark.parametrize(("line_no", "old", "new", "words"), [
+    (1, "portnum 1 ", "portnum 0 ", ("portnum 0", "1..255")),  # 'From ca': a CA has no port 0
+    (1, "portnum 1 ", f"portnum {HUGE} ", (str(HUGE),)),
+    (2, "[1] -> switch", "[256] -> switch", ("out port 256",)),
+    (2, "}[1] lid", f"}}[{2**64}] lid", ("in port", str(2**64))),
+    (3, "}[1] lid", "}[0] lid", ("in port 0",)),  # a packet enters a switch on a cable, never port 0
+    (6, "portnum 1 ", "portnum 256 ", ("portnum 256",)),
+])
+def test_an_ibtracert_hop_with_a_port_outside_its_range_is_refused(line_no, old, new, words):
+    text = edit_line(TRACE, line_no, old, new)
+    with pytest.raises(ParseError) as exc:
+        parse_ibtracert(text, str(TRACE))
+    assert_names(exc, TRACE, line_no, *words)
+
+
+def test_an_ibtracert_from_a_switch_may_start_at_its_port_0():
+    text = edit_line(TRACE, 1, "From ca {0x0002c90300000001} portnum 1 ", "From switch {0x0002c90300000001} portnum 0 ")
+    assert parse_ibtracert(text, str(TRACE)).src_port == 0
 
 
 # -- the command ----------------------------------------------------------------------------
