@@ -340,21 +340,29 @@ def _bandwidth_progress(progress: Progress) -> Callable[[ProgressEvent], None]:
 class LauncherMeasure:
     """Planned rounds on real hosts through a launcher, journaled (resumable).
 
-    ``runner`` replaces the launcher's pair runner (the seam tests use).
+    ``runner`` replaces the launcher's pair runner and ``group_runner`` its group runner (the seams
+    tests use). ``cfg.nccl_tests`` names an nccl-tests binary or its directory (a directory runs its
+    ``sendrecv_perf`` for the pairs); group tests run ``all_reduce_perf`` / ``alltoall_perf`` from there.
     """
 
     def __init__(self, fabric: Fabric, cfg: SweepConfig, progress: Progress, runner: PairRunner | None = None,
                  group_runner: Callable[[GroupSpec], GroupResult] | None = None) -> None:
-        from fabricdoc.sources.launchers import launcher_runner, pair_launcher
+        from fabricdoc.sources.launchers import launcher_runner, nccl_pair_binary, pair_launcher
 
         fields: dict[str, Any] = {"size_bytes": cfg.size_bytes, "backend": cfg.backend}
+        self.nccl_binary = cfg.nccl_tests
         if cfg.nccl_tests:
             if cfg.launcher != "mpirun":
-                raise ConfigError("--nccl-tests runs the binaries through MPI: use --launcher mpirun")
+                raise ConfigError("--nccl-tests runs the binaries through MPI (pairs and --groups / --full-load): "
+                                  "use --launcher mpirun")
+            if cfg.groups and cfg.group_test == "fan":  # refused before the pair rounds, not after them
+                raise ConfigError("--group-test fan needs fabricdoc's torch test: nccl-tests has no one-way fan "
+                                  "binary (use --group-test alltoall or all_reduce with --nccl-tests)")
+            self.nccl_binary = nccl_pair_binary(cfg.nccl_tests)
             fields["program"] = "nccl-tests"
-            fields["test"] = f"nccl-tests:{Path(cfg.nccl_tests).name}"  # localization reads both directions
+            fields["test"] = f"nccl-tests:{Path(self.nccl_binary).name}"  # localization reads both directions
         self.fabric = fabric
-        self.runner = runner or launcher_runner(pair_launcher(fabric, cfg.launcher, cfg.nccl_tests),
+        self.runner = runner or launcher_runner(pair_launcher(fabric, cfg.launcher, self.nccl_binary),
                                                 timeout_s=cfg.test_timeout_s, **fields)
         # A two-rank nccl-tests run loads both directions of every cable on its path.
         self.bidirectional = bool(cfg.nccl_tests)
@@ -378,13 +386,14 @@ class LauncherMeasure:
                         progress=_bandwidth_progress(self.progress), into=into)
 
     def group_round(self, into: list[GroupResult]):
-        """Group tests through the launcher (every rank of a group at once), journaled like the pairs."""
+        """Group tests through the launcher (every rank of a group at once), journaled like the pairs.
+        With --nccl-tests (mpirun only) each group runs ``all_reduce_perf`` / ``alltoall_perf`` beside the
+        given binary; a missing one, and isolation's one-way fan probes, come back as ``error`` (no evidence)."""
         from fabricdoc.sources.group_launch import group_runner
 
-        if self.cfg.nccl_tests:
-            raise ConfigError("--groups / --full-load run fabricdoc's torch collectives, not --nccl-tests binaries")
         run = self.group_runner or group_runner(self.fabric, self.cfg.launcher, timeout_s=self.cfg.test_timeout_s,
-                                                size_bytes=self.cfg.size_bytes, backend=self.cfg.backend)
+                                                size_bytes=self.cfg.size_bytes, backend=self.cfg.backend,
+                                                nccl_tests=self.nccl_binary)
         return group_rounds(run, journal=self.journal, into=into)
 
     def close(self) -> None:

@@ -242,7 +242,9 @@ def _bisect_channels(test: GroupTest, state: _State, limit: int) -> Generator[li
     flows crossed one half of them to the ranks they sent to (the same load there, nothing flowing back);
     the failing half is bisected again, down to one direction, which is then probed with its senders
     split (telling it from their own cables) and with its load moved to other known-good hosts (telling
-    it from the cables its flows crossed next)."""
+    it from the cables its flows crossed next). A probe that could not run (``error``: a runner without
+    one-way tests, such as nccl-tests binaries) is no evidence either way: the bisection stops there, and
+    so do the split and moved probes when the direction's own probe could not run."""
     candidates = _overloaded(test, state, limit)
     ran: set[tuple[str, tuple[PortRef, ...]]] = set()
 
@@ -260,6 +262,8 @@ def _bisect_channels(test: GroupTest, state: _State, limit: int) -> Generator[li
         if not fresh(probe):
             break
         results = yield [probe]  # type: ignore[list-item]
+        if results[0].status == "error":
+            return
         candidates = first if results[0].failed(state.slow_ratio) else second
     if len(candidates) != 1:
         return
@@ -275,9 +279,11 @@ def _bisect_channels(test: GroupTest, state: _State, limit: int) -> Generator[li
         moved = _moved(chan, edges, state, side)
         if moved is not None:
             probes.append(_fan(test, state, moved, f"{name}, moved to other {side}"))
-    for probe in probes:
+    for i, probe in enumerate(probes):
         if fresh(probe):
-            yield [probe]  # type: ignore[list-item]
+            results = yield [probe]  # type: ignore[list-item]
+            if i == 0 and results[0].status == "error":
+                return  # the split and moved probes are read against this one
 
 
 def _one_way(cands: list[tuple[Channel, list[tuple[PortRef, PortRef]]]]) -> list[tuple[Channel, list[tuple[PortRef, PortRef]]]]:

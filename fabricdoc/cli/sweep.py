@@ -54,8 +54,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--size", type=int, default=1 << 24, metavar="BYTES", help="bandwidth test message size (default 16 MiB)")
     p.add_argument("--backend", choices=("gloo", "nccl"), default="gloo", help="torch.distributed backend (default gloo)")
     p.add_argument("--nccl-tests", metavar="BINARY",
-                   help="run this nccl-tests binary (sendrecv_perf or all_reduce_perf, MPI build) for each pair "
-                   "instead of fabricdoc's torch test; needs --launcher mpirun")
+                   help="run nccl-tests binaries (MPI build) instead of fabricdoc's torch test; BINARY is "
+                   "sendrecv_perf / all_reduce_perf or their directory. Pairs run that binary (a directory: its "
+                   "sendrecv_perf); --groups / --full-load run all_reduce_perf / alltoall_perf from the same "
+                   "directory (a missing one: that group is not tested). Not with --group-test fan. Needs "
+                   "--launcher mpirun")
     p.add_argument("--groups", action="store_true",
                    help="after the pairs, group tests that load the fabric (each leaf's hosts, pairs of leaves) "
                    "and adaptive isolation of failing groups: finds faults that only show when many flows meet")

@@ -4,6 +4,7 @@ and the pair runner that runs one planned test through it."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from fabricdoc.errors import ConfigError
@@ -11,6 +12,7 @@ from fabricdoc.fabric.identity import host_name
 from fabricdoc.model.records import PairResult, PortRef
 from fabricdoc.model.topology import Fabric
 from fabricdoc.probes.bandwidth import launch
+from fabricdoc.probes.bandwidth.nccl_tests import binary_for
 
 LAUNCHERS = ("local", "netns", "srun", "mpirun")
 
@@ -42,6 +44,12 @@ def pair_launcher(fabric: Fabric, kind: str, nccl_tests: str | None = None) -> l
     if kind == "local":
         return launch.LocalLauncher()
     raise ConfigError(f"unknown launcher {kind!r} (one of {', '.join(LAUNCHERS)})")
+
+
+def nccl_pair_binary(given: str) -> str:
+    """The nccl-tests binary pair tests run for ``--nccl-tests GIVEN``: GIVEN itself, or its
+    ``sendrecv_perf`` when GIVEN is the directory of the binaries."""
+    return (binary_for(given, "sendrecv") or given) if Path(given).is_dir() else given
 
 
 def launcher_runner(launcher: launch.Launcher, *, timeout_s: float = 120.0, base_port: int = 29500,

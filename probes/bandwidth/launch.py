@@ -3,7 +3,7 @@
 Launchers only build argv lists (never a shell): :class:`LocalLauncher`
 (processes on this machine), :class:`NetnsLauncher` (``ip netns exec NS``),
 :class:`SrunLauncher` (one ``srun`` step per rank) and :class:`MpirunLauncher`
-(one ``mpirun -np 2``). :func:`run_pair` starts every process in one new
+(one ``mpirun -np 2``, or ``-np N`` for a group of N). :func:`run_pair` starts every process in one new
 session (its own process group), waits with a deadline and, when the
 deadline passes, kills the whole group: a collective whose peer died blocks
 forever, and that hang is recorded as ``status="hung"`` with its pair.
@@ -12,6 +12,15 @@ The rank program is :mod:`fabricdoc.probes.bandwidth.bwtest` (torch gloo/nccl) o
 nccl-tests binary (``sendrecv_perf``/``all_reduce_perf``, output parsed by
 :func:`fabricdoc.probes.bandwidth.nccl_tests.parse_nccl_tests`). ``#wrong`` > 0 gives
 ``status="wrong"``, kept apart from slowness.
+
+Group tests (:func:`run_group`) run the same programs over N ranks. Through
+:class:`MpirunLauncher` with ``program="nccl-tests"`` a group's ``all_reduce`` runs
+``all_reduce_perf`` and its ``alltoall`` runs ``alltoall_perf``, found beside the binary
+(or in the directory) the user named; a missing binary, and fabricdoc's one-way
+``fan:K`` probes (nccl-tests has none), give ``status="error"``: could not test, no evidence.
+Not tested here (no GPU, no MPI build of nccl-tests): that a real ``mpirun`` places
+one rank per ``--host`` slot and that the binaries run; the argv and the parsing of
+real published outputs are.
 """
 
 from __future__ import annotations
@@ -20,6 +29,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -30,7 +40,7 @@ from typing import Any
 
 from fabricdoc.probes import exec as px
 from fabricdoc.probes.bandwidth.bwtest import MARKER
-from fabricdoc.probes.bandwidth.nccl_tests import nccl_tests_argv, parse_nccl_tests
+from fabricdoc.probes.bandwidth.nccl_tests import binary_for, nccl_tests_argv, parse_nccl_tests
 
 from fabricdoc.errors import ParseError, ProbeError
 from fabricdoc.model.records import GroupResult, PairResult, PortRef
@@ -87,6 +97,7 @@ class GroupLaunchSpec:
     phase: str = "screen"
     label: str = ""
     extra_args: tuple[str, ...] = ()
+    program: str = "bwtest"  # or "nccl-tests" (MpirunLauncher only)
 
 
 def bwtest_argv(spec: PairSpec | GroupLaunchSpec, rank: int | None, master_addr: str, python: str | None = None,
@@ -115,6 +126,7 @@ class Launcher:
     """Builds the processes of one pair test (or group test); subclasses say where ranks run."""
 
     name = "launcher"
+    runs_nccl_tests = False  # whether group_procs can start nccl-tests binaries
 
     def procs(self, spec: PairSpec, timeout_s: float) -> list[Proc]:
         raise NotImplementedError
@@ -217,9 +229,10 @@ class MpirunLauncher(Launcher):
     hostname: Callable[[PortRef], str] = lambda p: p.node
     python: str = "python3"
     mpirun: str = "mpirun"
-    nccl_binary: str | None = None  # path to sendrecv_perf / all_reduce_perf (MPI build)
+    nccl_binary: str | None = None  # path to sendrecv_perf / all_reduce_perf (MPI build), or their directory
     extra: tuple[str, ...] = ()
     name = "mpirun"
+    runs_nccl_tests = True
 
     def procs(self, spec: PairSpec, timeout_s: float) -> list[Proc]:
         hosts, argv = self._mpirun(spec.port, (spec.src, spec.dst))
@@ -230,8 +243,27 @@ class MpirunLauncher(Launcher):
         return [Proc([*argv, *bwtest_argv(spec, None, hosts[0], self.python, timeout_s)])]
 
     def group_procs(self, spec: GroupLaunchSpec, timeout_s: float) -> list[Proc]:
+        """One ``mpirun -np N`` over the group: bwtest, or the nccl-tests binary of the group's collective."""
         hosts, argv = self._mpirun(spec.port, spec.members)
+        if spec.program == "nccl-tests":
+            return [Proc([*argv, *nccl_tests_argv(self.group_binary(spec.test), spec.size_bytes, spec.iters,
+                                                  spec.warmup)])]  # fmt: skip
         return [Proc([*argv, *bwtest_argv(spec, None, hosts[0], self.python, timeout_s)])]
+
+    def group_binary(self, test: str) -> str:
+        """The nccl-tests binary for a group's ``test``, beside :attr:`nccl_binary`; a ProbeError when
+        there is none (``fan:K``) or it is not there. Checked on this machine: mpirun starts the same
+        path on every host, so the binaries are expected on a shared file system."""
+        if not self.nccl_binary:
+            raise ProbeError("launch", "nccl-tests requested but no binary given", status="unsupported")
+        binary = binary_for(self.nccl_binary, test)
+        if binary is None:
+            raise ProbeError("launch", f"could not test {test}: fan probes need fabricdoc's torch test, "
+                             "nccl-tests has no one-way binary")  # fmt: skip
+        found = os.path.isfile(binary) if os.path.dirname(binary) else shutil.which(binary) is not None
+        if not found:  # a bare name is looked up on PATH, as mpirun does on each host
+            raise ProbeError("launch", f"could not test {test}: no nccl-tests binary {binary}")
+        return binary
 
     def _mpirun(self, port: int, ports: Sequence[PortRef]) -> tuple[list[str], list[str]]:
         """The hosts, and one ``mpirun`` with a slot on each (rank 0's host is the rendezvous)."""
@@ -371,6 +403,8 @@ def group_result(spec: GroupLaunchSpec, raw: RawRun) -> GroupResult:
     )  # fmt: skip
     if raw.status == "hung":
         return GroupResult(status="hung", busbw_gbps=None, error=f"killed after {raw.duration_s:.1f}s (hung)", **common)
+    if spec.program == "nccl-tests":
+        return _group_from_nccl_tests(spec, raw, common)
     recs = _records(raw.outputs)
     ranks = {r.get("rank") for r in recs}
     bad = [r for r in recs if r.get("status") != "ok"]
@@ -383,9 +417,35 @@ def group_result(spec: GroupLaunchSpec, raw: RawRun) -> GroupResult:
     return GroupResult(status="wrong" if wrong else "ok", busbw_gbps=bw, wrong=wrong, **common)
 
 
-def run_group(launcher: Launcher, spec: GroupLaunchSpec, timeout_s: float = 120.0) -> GroupResult:
-    """Run one group test with ``launcher`` (every rank at once); never raises for a failed or hung test."""
+def _group_from_nccl_tests(spec: GroupLaunchSpec, raw: RawRun, common: dict[str, Any]) -> GroupResult:
+    """One nccl-tests run over the group as a GroupResult: its peak busbw (the collective's, which the
+    slowest rank sets), ``wrong`` when the data check failed, ``error`` when the output holds no complete
+    run, or a run over another number of ranks than the group has members."""
+    text = "\n".join(raw.outputs)
     try:
+        runs = parse_nccl_tests(text, source=spec.label or f"{spec.test} over {len(spec.members)} ranks")
+    except ParseError as exc:
+        return GroupResult(status="error", busbw_gbps=None, error=str(exc), **common)
+    if len(runs) != 1:
+        return GroupResult(status="error", busbw_gbps=None, error=f"{len(runs)} nccl-tests runs in one test's output",
+                           **common)  # fmt: skip
+    run = runs[0]
+    if run.ranks_problem is None and run.nranks is not None and run.nranks != len(spec.members):
+        return GroupResult(status="error", busbw_gbps=None, error=f"nccl-tests ran {run.nranks} ranks, the group has "
+                           f"{len(spec.members)} members", **common)  # fmt: skip
+    status = "wrong" if run.corrupted else ("ok" if raw.status == "ok" else "error")
+    return GroupResult(status=status, busbw_gbps=run.peak_busbw_gbps(), wrong=run.wrong,
+                       error=None if status != "error" else _tail(raw.errors) or f"exit codes {raw.returncodes}",
+                       **common)  # fmt: skip
+
+
+def run_group(launcher: Launcher, spec: GroupLaunchSpec, timeout_s: float = 120.0) -> GroupResult:
+    """Run one group test with ``launcher`` (every rank at once); never raises for a failed or hung test.
+    A test the launcher cannot start (no nccl-tests binary for it, a refused name) is ``status="error"``."""
+    try:
+        if spec.program == "nccl-tests" and not launcher.runs_nccl_tests:
+            raise ProbeError("launch", f"the {launcher.name} launcher runs fabricdoc's torch test, not nccl-tests "
+                             "binaries (use mpirun)", status="unsupported")  # fmt: skip
         procs = launcher.group_procs(spec, timeout_s)
     except ProbeError as exc:
         return GroupResult(members=spec.members, test=spec.test, status="error", busbw_gbps=None,
