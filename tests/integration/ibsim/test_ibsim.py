@@ -373,3 +373,20 @@ def test_receive_errors_only_on_the_host_side_name_the_nic_and_its_cable(ibsim_s
     from fabricdoc.report.drain import drain_list
 
     assert [d.node for d in drain_list(fabric, findings) if "rcv_errors" in d.reason] == ["node0020"]
+
+
+def test_overlapping_counter_faults_on_one_leaf_are_each_named_with_what_the_tools_said(ibsim_subnet):
+    """Faults on top of each other: node0006's cable, trained at 1X, now also takes symbol errors, and
+    node0005's cable beside it on leaf01 takes receive errors. The 1X cable stays one finding whose class
+    is its width and whose evidence carries the symbol errors ibsim's counters showed; its neighbour is
+    its own rcv_errors finding; nothing else is invented."""
+    from fabricdoc.model.evidence import CounterEvidence
+
+    fabric, obs = _sample_with(ibsim_subnet(), 'PerformanceSet "leaf01"[6] PortCounters.SymbolErrorCounter=300',
+                               'PerformanceSet "leaf01"[5] PortCounters.PortRcvErrors=80')
+    findings = {f.name: f for f in localize(fabric, obs) if f.kind in ("link", "nic")}
+    assert {name: f.fault for name, f in findings.items()} == {
+        DEGRADED: "width_degraded", "leaf01[5] -- node0005[1]": "rcv_errors"}
+    symbol = [(e.node, e.port, e.delta) for e in findings[DEGRADED].evidence_of(CounterEvidence)
+              if e.counter == "symbol_errors"]
+    assert symbol == [("leaf01", 6, 300)], findings[DEGRADED].evidence
