@@ -25,7 +25,7 @@ from fabricdoc.errors import TopologyError
 from fabricdoc.model.evidence import GroupLoadEvidence, GroupSample
 from fabricdoc.model.findings import Finding
 from fabricdoc.model.flows import maxmin
-from fabricdoc.model.groups import channel_load, group_flows
+from fabricdoc.model.groups import channel_load, group_flows, switch_load
 from fabricdoc.model.paths import Channel, directed, is_bidirectional
 from fabricdoc.model.records import GroupResult, LinkKey, Observations
 from fabricdoc.model.severity import Severity
@@ -48,13 +48,7 @@ SATURATED = 0.95  # share of a direction's capacity the round's max-min rates fi
 
 
 def _switch_load(fabric: Fabric, flows: list[list[Channel]]) -> Counter[Hashable]:
-    out: Counter[Hashable] = Counter()
-    for hops in flows:
-        for key, d in hops[1:]:  # every node a flow enters after leaving its source
-            node = (key.a if d == 0 else key.b).node
-            if fabric.nodes[node].kind == "switch":
-                out[("switch", node)] += 1
-    return out
+    return Counter({("switch", node): n for node, n in switch_load(fabric, flows).items()})
 
 
 def _tests(fabric: Fabric, obs: Observations, slow_ratio: float) -> list[_Test]:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from fabricdoc.bandwidth.groups import GroupTest, expected_round, split
 from fabricdoc.errors import TopologyError
-from fabricdoc.model.groups import channel_load, fan, group_edges, group_flows
+from fabricdoc.model.groups import channel_load, fan, group_edges, group_flows, switch_load
 from fabricdoc.model.paths import Channel, directed
 from fabricdoc.model.records import GroupResult, LinkKey, PortRef
 from fabricdoc.model.topology import Fabric
@@ -62,6 +62,26 @@ class _State:
         self.slow_ratio = slow_ratio
         self.good: set[PortRef] = set()
         self.passing_load: Counter[Channel] = Counter()  # most flows a passing test put on each direction
+        self.passing_switch: Counter[str] = Counter()  # most flows through each switch in a round a test passed
+        self.failing_switch: Counter[str] = Counter()  # most flows through each switch in a round a test failed
+
+    def saw_round(self, tests: Sequence[GroupTest], results: Sequence[GroupResult]) -> None:
+        """Switch loads of one round (its tests run at once: the whole round's flows meet in a switch)."""
+        loads: list[Counter[str]] = []
+        for t in tests:
+            try:
+                loads.append(switch_load(self.fabric, group_flows(self.fabric, t.members, t.test)))
+            except TopologyError:
+                loads.append(Counter())
+        total: Counter[str] = Counter()
+        for load in loads:
+            total.update(load)
+        for load, r in zip(loads, results, strict=True):
+            if r.status not in ("ok", "hung"):
+                continue
+            seen = self.failing_switch if r.failed(self.slow_ratio) else self.passing_switch
+            for sw in load:
+                seen[sw] = max(seen[sw], total[sw])
 
     def saw(self, test: GroupTest, result: GroupResult) -> None:
         if result.status != "ok" or result.failed(self.slow_ratio):
@@ -102,6 +122,7 @@ def isolate(
         out.results.extend(results)
         for t, r in zip(tests, results, strict=True):
             state.saw(t, r)
+        state.saw_round(tests, results)
         return results
 
     failing: list[GroupTest] = []
@@ -145,7 +166,83 @@ def isolate(
                 chases.remove(chase)
                 del wants[id(chase)]
                 start(stop.value or [])
+    if chase and out.failing and not any(g.phase in CHASED for g in out.failing):
+        _bisect_switches(state, run, lambda: out.rounds < max_rounds)
     return out
+
+
+CHASED = ("split", "confirm", "cross", "switch")  # phases of isolation's own probes
+
+
+def _bisect_switches(state: _State, run: Callable[[list[GroupTest]], list[GroupResult]],
+                     more: Callable[[], bool]) -> None:
+    """Failing groups whose every probe passed: only the round's load together showed the fault, and
+    the part all of them loaded beyond what passed is a switch (a spine's buffer under full bisection)
+    when several are equally likely. Load half of them at a time with a one-way ``fan`` that crosses
+    no other candidate, as hard as the failing round did, and keep the half that fails."""
+    cands = sorted(sw for sw, n in state.failing_switch.items() if n > state.passing_switch[sw]
+                   and state.fabric.nodes[sw].kind == "switch" and _between_switches(state.fabric, sw))
+    while len(cands) > 1 and more():
+        half = cands[: len(cands) // 2]
+        probe = _switch_probe(state, half, set(cands))
+        if probe is None:
+            return
+        (result,) = run([probe])
+        if result.status not in ("ok", "hung"):
+            return  # could not test: no evidence either way
+        cands = half if result.failed(state.slow_ratio) else cands[len(cands) // 2:]
+
+
+def _between_switches(fabric: Fabric, sw: str) -> bool:
+    """Whether no host is cabled to ``sw`` (a spine or core switch: where a round's flows meet)."""
+    for link in fabric.node_links(sw):
+        far = link.key.b.node if link.key.a.node == sw else link.key.a.node
+        if fabric.nodes[far].kind == "host":
+            return False
+    return True
+
+
+def _switch_probe(state: _State, load: list[str], cands: set[str]) -> GroupTest | None:
+    """A one-way fan from the known-good hosts of half the leaves to receivers on the other half whose
+    flows all pass through a switch of ``load`` and through no other candidate, with as many flows
+    through each switch of ``load`` as the failing round put there; None when the hosts cannot give
+    each of them more than a passing test already did."""
+    fabric = state.fabric
+    leaves: dict[str, list[PortRef]] = {}
+    for p in sorted(state.good):
+        peer = fabric.peer(p)
+        if peer is not None:
+            leaves.setdefault(peer.node, []).append(p)
+    names = sorted(leaves)
+    if len(names) < 2:
+        return None
+    senders = [p for leaf in names[: len(names) // 2] for p in leaves[leaf]]
+    pool = [p for leaf in names[len(names) // 2:] for p in leaves[leaf]]
+    through: dict[str, list[PortRef]] = {sw: [] for sw in load}
+    for r in pool:
+        try:
+            crossed = {sw for s in senders for sw in switch_load(fabric, [directed(fabric.path(s, r), s)])
+                       if sw in cands}
+        except TopologyError:
+            continue
+        if len(crossed) == 1 and (sw := next(iter(crossed))) in through:
+            through[sw].append(r)
+    want = {sw: max(state.failing_switch[sw], state.passing_switch[sw] + 1) for sw in load}
+    receivers: list[PortRef] = []
+    for sw in load:
+        need = -(-want[sw] // max(1, len(senders)))  # ceil: receivers that give ``want`` flows
+        receivers += through[sw][:need]
+    if not senders or not receivers:
+        return None
+    members = (*senders, *receivers)
+    test = fan(len(senders))
+    try:
+        got = switch_load(fabric, group_flows(fabric, members, test))
+    except TopologyError:
+        return None
+    if any(got[sw] <= state.passing_switch[sw] for sw in load) or any(got[c] for c in cands - set(load)):
+        return None
+    return GroupTest(members, test, "switch", f"one-way load through {', '.join(fabric.label(sw) for sw in load)}")
 
 
 def _crosses(fabric: Fabric, test: GroupTest, links: set[LinkKey]) -> bool:

@@ -65,6 +65,17 @@ def channel_load(flows: Sequence[Sequence[Channel]]) -> Counter[Channel]:
     return Counter(h for hops in flows for h in hops)
 
 
+def switch_load(fabric: Fabric, flows: Sequence[Sequence[Channel]]) -> Counter[str]:
+    """How many of ``flows`` pass through each switch at once (every switch a flow enters after its source)."""
+    out: Counter[str] = Counter()
+    for hops in flows:
+        for key, d in hops[1:]:
+            node = (key.a if d == 0 else key.b).node
+            if fabric.nodes[node].kind == "switch":
+                out[node] += 1
+    return out
+
+
 def busbw_from_rates(test: str, n: int, rates: Sequence[float]) -> float:
     """nccl-tests busbw of a collective whose flows ran at ``rates`` (Gb/s).
 

@@ -200,7 +200,8 @@ class GroupResult:
 
     ``phase`` says why it ran: ``screen`` (topology groups), ``split`` (a half of a
     failing group), ``cross`` (across the boundary of a failing group whose halves
-    passed), ``confirm`` (against a known-good host), ``full_load`` (every host at
+    passed), ``confirm`` (against a known-good host), ``switch`` (a one-way load through
+    half of the switches a failing round loaded alike), ``full_load`` (every host at
     once) or ``job`` (a running job's communicator, read from NCCL's Inspector).
     ``label`` names the group for people ("leaf leaf03", "half 1 of ...").
     Status and figures mean what they mean for a :class:`PairResult`.

@@ -320,9 +320,10 @@ REPORT_SCHEMA: dict[str, Any] = {
                     "members": {"type": "array", "items": _PORT},
                     "test": {"type": "string", "pattern": "^(all_reduce|alltoall|fan:[0-9]+)$",
                              "description": "fan:K: one way, from the first K members to the others"},
-                    "phase": {"enum": ["screen", "split", "confirm", "cross", "full_load", "job"],
-                              "description": "job: a running job's communicator (NCCL Inspector), judged against "
-                              "its peers of the same shape"},
+                    "phase": {"enum": ["screen", "split", "confirm", "cross", "switch", "full_load", "job"],
+                              "description": "switch: a one-way load through half of the switches a failing "
+                              "round loaded alike; job: a running job's communicator (NCCL Inspector), judged "
+                              "against its peers of the same shape"},
                     "label": {"type": "string"},
                     "status": {"enum": ["ok", "hung", "wrong", "error"]},
                     "busbw_gbps": _NUM,

@@ -57,3 +57,18 @@ def test_a_collapsed_uplink_is_named_not_the_host_cable_its_flows_fan_into(leaf,
     found = measure_and_retest(sim.truth, Observations(), SimMeasure(sim), Options(), groups=True, full_load=True)
     named = [(f.fault, fabric.link_at(PortRef(f.node_ids[0], f.endpoints[0][1])).key) for f in found.findings]
     assert named == [("load_collapse", bad)], named
+
+
+@pytest.mark.parametrize("spine", ["spine02", "spine07"])
+def test_a_spine_that_collapses_only_under_a_whole_rounds_load_is_found_by_loading_half_the_spines(spine):
+    """Every screening group alone passes through the spine; only a round of them together collapses it,
+    and every spine carried that round alike. Isolation loads half of the spines at a time with one-way
+    fans that cross no other spine and names the one whose half fails."""
+    fabric = fat_tree_2(leaves=16, spines=8, hosts_per_leaf=8)
+    sim = Simulator(fabric, [Fault("switch_collapse", switch=spine, flows=32)], seed=0)
+    obs = Observations()
+    found = measure_and_retest(sim.truth, obs, SimMeasure(sim), Options(), groups=True, full_load=True)
+    assert [(f.kind, f.node_ids, f.fault) for f in found.findings] == [("switch", [spine], "load_collapse")]
+    assert found.findings[0].confidence >= 0.9
+    probes = [g for g in obs.groups if g.phase == "switch"]
+    assert len(probes) == 3 and any(g.failed(0.8) for g in probes)  # 8 spines: halved three times
