@@ -10,7 +10,11 @@ real impact model, then the process's memory. Headless (App.run_test), so the
 figures are the app's own work, not a terminal's. Every wait has a deadline: a
 stuck condition ends the run with a message, never a hang.
 
-    python benchmarks/bench_tui.py [--k 64] [--pages 40] [--no-model] [--open-only] [--copy-report]
+With ``--no-levels`` the switches carry no ``level`` attribute, as a discovered
+(ibnetdiscover) fabric's report comes: the TUI works the levels out from the
+cabling (the report's fabric rebuilt once, in a worker) for the tree and the map.
+
+    python benchmarks/bench_tui.py [--k 64] [--pages 40] [--no-model] [--open-only] [--copy-report] [--no-levels]
 """
 
 from __future__ import annotations
@@ -33,9 +37,13 @@ from fabricdoc.report.report import Report
 WAIT_S = 600.0  # the longest any one step may take before the run gives up
 
 
-def build_report(k: int) -> Report:
-    """The fabric with a few dozen link findings (every tenth cable down, the rest symbol errors)."""
+def build_report(k: int, levels: bool = True) -> Report:
+    """The fabric with a few dozen link findings (every tenth cable down, the rest symbol errors);
+    ``levels=False``: its switches without a ``level`` attribute (as discovered fabrics come)."""
     fabric = fat_tree_3(k)
+    if not levels:
+        for sw in fabric.switches():
+            sw.attrs.pop("level", None)
     findings = []
     links = list(fabric.links.values())
     for i, lk in enumerate(links[:: max(1, len(links) // 40)][:40]):
@@ -96,6 +104,11 @@ async def run_app(path: Path, pages: int, with_model: bool, open_only: bool = Fa
         await pilot.pause()
         timed("open: start -> main screen up (incl. load)", time.perf_counter() - t0)
         screen = app.screen
+        tree = screen.query_one("#fabric-tree")
+        if str(tree.root.children[0].label).startswith("switches:"):  # levels worked out from the cabling
+            await until(pilot, lambda: not str(tree.root.children[0].label).startswith("switches:"),
+                        "the switch levels in the tree")
+            timed("open: switch levels in the tree (from the cabling)", time.perf_counter() - t0)
         impact = screen.tab("impact")
         # The model's process starts once the screen is drawn: the app must still answer keys then.
         await until(pilot, lambda: impact._model_started, "the impact model's start")
@@ -213,11 +226,13 @@ def main() -> int:
     ap.add_argument("--pages", type=int, default=40, help="pages to scroll through each table")
     ap.add_argument("--no-model", action="store_true", help="skip the impact model and what-if")
     ap.add_argument("--open-only", action="store_true", help="stop once the main screen is up and answers a key")
+    ap.add_argument("--no-levels", action="store_true",
+                    help="switches without a level attribute (a discovered fabric): levels from the cabling")
     ap.add_argument("--copy-report", action="store_true",
                     help="hand the impact model's process the Report object, not the file's path (the old way)")
     args = ap.parse_args()
     t = time.perf_counter()
-    report = build_report(args.k)
+    report = build_report(args.k, levels=not args.no_levels)
     timed(f"build report ({report.fabric['hosts']:,} hosts, {report.fabric['links']:,} links)", time.perf_counter() - t)
     with tempfile.TemporaryDirectory(prefix="fdtui-bench-") as tmp:
         path = Path(tmp) / "report.json"

@@ -12,10 +12,12 @@ without a terminal.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
+import threading
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +25,7 @@ from rich.text import Text
 
 from fabricdoc.model.severity import Severity, worst
 
-from .view import SEV_STYLE, LinkId, ReportIndex, fmt_gbps, port_name, safe, sev_text
+from .view import SEV_STYLE, LinkId, ReportIndex, fmt_gbps, port_name, safe, sev_text, switch_level
 
 HOSTS_COLUMN = -1  # the column of a leaf row's host cables
 GLYPH_NONE = "·"
@@ -87,11 +89,34 @@ class MapGrid:
     cols: list[str]
     row_labels: list[str]
     col_labels: list[str]
-    cells: dict[tuple[int, int], list[LinkId]] = field(default_factory=dict)
-    host_links: dict[int, list[LinkId]] = field(default_factory=dict)  # row -> its host cables
     node_cells: bool = False  # a cell is one switch (rail x unit), not the cables between two
     cell_nodes: dict[tuple[int, int], str] = field(default_factory=dict)
+    fill: Callable[[MapGrid], None] | None = field(default=None, repr=False, compare=False)
+    """Puts the cables in :attr:`cells` and :attr:`host_links` on their first use (a grid not
+    shown yet costs nothing); None once they are there."""
+    _cells: dict[tuple[int, int], list[LinkId]] = field(default_factory=dict, repr=False)
+    _host_links: dict[int, list[LinkId]] = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
     _compact: dict[tuple[int, int], tuple[int, int, int, int, float]] | None = field(default=None, repr=False)
+
+    def _filled(self) -> None:
+        if self.fill is not None:
+            with self._lock:  # the map's worker and the event loop may both ask
+                if self.fill is not None:
+                    self.fill(self)
+                    self.fill = None
+
+    @property
+    def cells(self) -> dict[tuple[int, int], list[LinkId]]:
+        """The cables of each cell ``(row, col)`` (a switch's for a rail x unit grid)."""
+        self._filled()
+        return self._cells
+
+    @property
+    def host_links(self) -> dict[int, list[LinkId]]:
+        """Each row's host cables."""
+        self._filled()
+        return self._host_links
 
     @property
     def has_hosts(self) -> bool:
@@ -101,19 +126,6 @@ class MapGrid:
         """The merged state of a block (``cols=None``: the host column of those rows)."""
         states = window_states(index, self, Window((rows,), (cols if cols is not None else range(0, 1),)))
         return states.get((0, HOSTS_COLUMN if cols is None else 0), EMPTY)
-
-
-def switch_level(index: ReportIndex) -> dict[str, int]:
-    """Each switch's level: the ``level`` attribute where every switch has one, else
-    :meth:`Fabric.levels <fabricdoc.model.topology.Fabric.levels>` of the report's fabric
-    (hop distance from the hosts, leaf = 1; a switch no host reaches is 1 there too)."""
-    attrs = {nid: index.nodes[nid].get("attrs", {}).get("level") for nid in index.switches}
-    if attrs and all(isinstance(v, int) for v in attrs.values()):
-        return {nid: int(v) for nid, v in attrs.items()}  # type: ignore[arg-type]
-    if not index.switches:
-        return {}
-    levels = index.report.fabric_model().levels()
-    return {nid: levels[nid] for nid in index.switches}
 
 
 LEVEL_WORDS = {2: {2: "spine", 1: "leaf"}, 3: {3: "core", 2: "aggregation", 1: "edge"}}
@@ -136,26 +148,32 @@ def build_grids(index: ReportIndex) -> list[MapGrid]:
         if upper not in by_level:
             continue
         rows, cols = by_level[lower], by_level[upper]
-        row_at = {nid: i for i, nid in enumerate(rows)}
-        col_at = {nid: i for i, nid in enumerate(cols)}
-        grid = MapGrid(
+        grids.append(MapGrid(
             name=f"{words.get(lower, f'level {lower}')} x {words.get(upper, f'level {upper}')}",
             row_kind=words.get(lower, f"level {lower}"), col_kind=words.get(upper, f"level {upper}"),
             rows=rows, cols=cols, row_labels=[index.label(n) for n in rows], col_labels=[index.label(n) for n in cols],
-        )
-        for nid in rows:
-            r = row_at[nid]
-            for lid, _mine, (peer, _) in index.ports_of(nid):
-                c = col_at.get(peer)
-                if c is not None:
-                    grid.cells.setdefault((r, c), []).append(lid)
-                elif lower == 1 and index.nodes.get(peer, {}).get("kind") == "host":
-                    grid.host_links.setdefault(r, []).append(lid)
-        grids.append(grid)
+            fill=functools.partial(_cable_cells, index, lower == 1),
+        ))
     rails = rail_grid(index, by_level.get(1, []))
     if rails is not None:
         grids.append(rails)
     return grids
+
+
+def _cable_cells(index: ReportIndex, with_hosts: bool, grid: MapGrid) -> None:
+    """A level grid's cells: each row switch's cables to the column switches, in port order
+    (and, for leaves, to their hosts)."""
+    row_at = {nid: i for i, nid in enumerate(grid.rows)}
+    col_at = {nid: i for i, nid in enumerate(grid.cols)}
+    cells, host_links = grid._cells, grid._host_links
+    for nid in grid.rows:
+        r = row_at[nid]
+        for lid, _mine, (peer, _) in index.ports_of(nid):
+            c = col_at.get(peer)
+            if c is not None:
+                cells.setdefault((r, c), []).append(lid)
+            elif with_hosts and index.nodes.get(peer, {}).get("kind") == "host":
+                host_links.setdefault(r, []).append(lid)
 
 
 def rail_grid(index: ReportIndex, leaves: Sequence[str]) -> MapGrid | None:

@@ -16,12 +16,13 @@ parse a plain ``str``).
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
@@ -47,6 +48,9 @@ from fabricdoc.model.severity import SEVERITIES, Severity, worst
 from fabricdoc.model.text import escape
 from fabricdoc.report.render import evidence_line
 from fabricdoc.report.report import Report
+
+if TYPE_CHECKING:
+    from fabricdoc.model.topology import Fabric
 
 LinkId = tuple[tuple[str, int], tuple[str, int]]
 """A cable as its two ``(node id, port)`` ends, sorted."""
@@ -132,11 +136,26 @@ def key_to_link(key: str) -> LinkId:
 
 
 class ReportIndex:
-    """Lookups the screens need, built once per report: nodes, links, findings per component."""
+    """Lookups the screens need, built once per report: nodes, links, findings per component.
+
+    The screens share one index, and with it one :class:`Fabric` rebuilt from the report
+    (:meth:`fabric`) and one answer to where each switch sits (:func:`switch_level`).
+    """
 
     def __init__(self, report: Report) -> None:
+        self._fabric: Fabric | None = None
+        self._fabric_lock = threading.Lock()
+        self._switch_level: dict[str, int] | None = None
         with gc_paused():
             self._build(report)
+
+    def fabric(self) -> Fabric:
+        """The report's fabric (:meth:`Report.fabric_model`), rebuilt once and shared by every screen
+        and thread (switch levels, routes): seconds on a 65,536-host report, so call it off the event loop."""
+        with self._fabric_lock:
+            if self._fabric is None:
+                self._fabric = self.report.fabric_model()
+            return self._fabric
 
     def _build(self, report: Report) -> None:
         self.report = report
@@ -150,17 +169,11 @@ class ReportIndex:
             nid: str(n.get("attrs", {}).get("host") or n["label"]) for nid, n in self.nodes.items() if n["kind"] == "host"
         }
         self.by_host_name = {name: nid for nid, name in self.host_name.items()}
-        self.links: dict[LinkId, dict[str, Any]] = {}
-        node_links: dict[str, list[LinkId]] = defaultdict(list)
-        links = self.links
-        for lk in topo["links"]:  # link_id inlined: ~200,000 cables in a 65,536-host report
-            (na, pa), (nb, pb) = lk["a"], lk["b"]
-            x, y = (na, pa), (nb, pb)
-            lid = (x, y) if x <= y else (y, x)
-            links[lid] = lk
-            node_links[na].append(lid)
-            node_links[nb].append(lid)
-        self.node_links = node_links
+        self._topo_links: list[dict[str, Any]] = topo["links"]
+        self.link_count = len(topo["links"])
+        self._links: dict[LinkId, dict[str, Any]] | None = None  # built on first use: see links
+        self._node_links: dict[str, list[LinkId]] | None = None
+        self._cables_lock = threading.Lock()
         self.findings: dict[str, Finding] = {f.id: f for f in report.findings}
         self.link_findings: dict[LinkId, list[Finding]] = defaultdict(list)
         self.node_findings: dict[str, list[Finding]] = defaultdict(list)
@@ -179,7 +192,57 @@ class ReportIndex:
         self.hosts = [nid for nid, n in self.nodes.items() if n["kind"] == "host"]
         self.switches = [nid for nid, n in self.nodes.items() if n["kind"] == "switch"]
         self._health: dict[str, Severity | None] | None = None
-        self._down = [lid for lid, lk in self.links.items() if lk.get("state") == "down"]
+        # One pass over the cables for what the first screens need without the cable index:
+        # the cables shown down, and each node's cables with findings (both in topology order).
+        down: dict[LinkId, None] = {}
+        finding_links: dict[str, list[LinkId]] = defaultdict(list)
+        ends = {end[0] for lid in self.link_findings for end in lid}
+        for lk in topo["links"]:
+            (na, pa), (nb, pb) = lk["a"], lk["b"]
+            is_down = lk.get("state") == "down"
+            if is_down or na in ends or nb in ends:
+                x, y = (na, pa), (nb, pb)
+                lid = (x, y) if x <= y else (y, x)
+                if is_down:
+                    down[lid] = None
+                if lid in self.link_findings:
+                    finding_links[na].append(lid)
+                    finding_links[nb].append(lid)
+        self._down = down
+        self._finding_links = finding_links
+
+    @property
+    def links(self) -> dict[LinkId, dict[str, Any]]:
+        """Every cable's topology entry by its :data:`LinkId`; indexed on first use (the links tab,
+        the map), not when the report opens: ~200,000 cables in a 65,536-host report."""
+        links = self._links
+        if links is None:
+            with self._cables_lock, gc_paused():  # the map's worker and the event loop may both ask
+                links = self._links
+                if links is None:
+                    links = {}
+                    for lk in self._topo_links:  # link_id inlined
+                        (na, pa), (nb, pb) = lk["a"], lk["b"]
+                        x, y = (na, pa), (nb, pb)
+                        links[(x, y) if x <= y else (y, x)] = lk
+                    self._links = links
+        return links
+
+    @property
+    def node_links(self) -> dict[str, list[LinkId]]:
+        """Each node's cables (:attr:`links`' keys, in topology order), indexed on first use."""
+        node_links = self._node_links
+        if node_links is None:
+            links = self.links
+            with self._cables_lock, gc_paused():
+                node_links = self._node_links
+                if node_links is None:
+                    node_links = defaultdict(list)
+                    for lid in links:
+                        node_links[lid[0][0]].append(lid)
+                        node_links[lid[1][0]].append(lid)
+                    self._node_links = node_links
+        return node_links
 
     def resolve(self, name: str) -> str:
         """A node id for what a finding names: an id, else a host name (GPU findings), else a unique label."""
@@ -221,8 +284,7 @@ class ReportIndex:
     def link_health(self, lid: LinkId) -> Severity | None:
         """Worst severity of the findings on a cable; a cable the topology shows down is an error."""
         sevs: list[str] = [f.severity for f in self.link_findings.get(lid, ())]
-        lk = self.links.get(lid)
-        if lk is not None and lk.get("state") == "down":
+        if lid in self._down:
             sevs.append(Severity.ERROR)
         return worst(sevs)
 
@@ -258,8 +320,8 @@ class ReportIndex:
 
     def findings_of_node(self, nid: str) -> list[Finding]:
         out = {f.id: f for f in self.node_findings.get(nid, ())}
-        for lid in self.node_links.get(nid, ()):
-            out.update((f.id, f) for f in self.link_findings.get(lid, []))
+        for lid in self._finding_links.get(nid, ()):  # its cables with findings, in the order it has them
+            out.update((f.id, f) for f in self.link_findings[lid])
         return list(out.values())
 
     def ports_of(self, nid: str) -> list[tuple[LinkId, tuple[str, int], tuple[str, int]]]:
@@ -292,10 +354,11 @@ class ReportIndex:
         return text
 
     def switch_levels(self) -> list[tuple[str, bool, list[str]]]:
-        """The switches by level, top first: ``(level name, is the top level, ids worst first)``."""
+        """The switches by level (:func:`switch_level`), top first: ``(level name, is the top level,
+        ids worst first)``."""
         levels: dict[int, list[str]] = defaultdict(list)
-        for nid in self.switches:
-            levels[int(self.nodes[nid].get("attrs", {}).get("level", 1))].append(nid)
+        for nid, level in switch_level(self).items():
+            levels[level].append(nid)
         top = max(levels, default=0)
         names = LEVEL_NAMES.get(top, {})
         return [
@@ -303,6 +366,38 @@ class ReportIndex:
              sorted(levels[level], key=lambda n: (-health_rank(self.node_health(n)), self.label(n))))
             for level in sorted(levels, reverse=True)
         ]
+
+
+def _level_attributes(index: ReportIndex) -> dict[str, int] | None:
+    """The switches' ``level`` attributes when every switch has an integer one, else None."""
+    out = {}
+    for nid in index.switches:
+        level = index.nodes[nid].get("attrs", {}).get("level")
+        if not isinstance(level, int):
+            return None
+        out[nid] = level
+    return out
+
+
+def switch_level(index: ReportIndex) -> dict[str, int]:
+    """Each switch's level, the one rule of the TUI (the overview's tree and the map's grids):
+    the ``level`` attribute where every switch has one (the generators write it), else
+    :meth:`Fabric.levels <fabricdoc.model.topology.Fabric.levels>` of the index's shared
+    :meth:`~ReportIndex.fabric` (hop distance from the hosts, leaf = 1; a switch no host
+    reaches is 1 there too). Worked out once per index."""
+    cached = index._switch_level
+    if cached is None:
+        cached = _level_attributes(index)
+        if cached is None:
+            levels = index.fabric().levels()
+            cached = {nid: levels.get(nid, 1) for nid in index.switches}
+        index._switch_level = cached
+    return cached
+
+
+def switch_level_known(index: ReportIndex) -> bool:
+    """Whether :func:`switch_level` answers at once: no fabric to rebuild (seconds on a large report)."""
+    return index._switch_level is not None or _level_attributes(index) is not None
 
 
 # -- rows --------------------------------------------------------------------------
@@ -770,7 +865,7 @@ def overview_text(index: ReportIndex) -> Text:
         out.append(f"nominal {fmt_gbps(head.get('nominal'))} · now {fmt_gbps(head.get('now'))}"
                    f" · after drain {fmt_gbps(head.get('after_drain'))}\n")
     bad_links = len(index.unhealthy_links())
-    out.append(f"\nlinks with findings {bad_links:,} of {len(index.links):,}\n")
+    out.append(f"\nlinks with findings {bad_links:,} of {index.link_count:,}\n")
     out.append(f"hosts to drain      {len(rep.drain):,}\n", style="bold red" if rep.drain else "")
     t = rep.tests
     out.append("\ntests\n", style="bold underline")

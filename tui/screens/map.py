@@ -19,6 +19,7 @@ from ..fabric_map import (
     Hop,
     MapGrid,
     build_grids,
+    compact_states,
     describe_block,
     legend,
     parse_end,
@@ -64,7 +65,6 @@ class MapTab(ReportTab):
         self.hops: list[Hop] = []
         self.route_note: Text | None = None
         self._last_pair = ""
-        self._fabric: Any = None  # the report's fabric, built on the first route when no impact model has one
 
     def compose(self) -> ComposeResult:
         yield FabricMap(self.index, id="fabric-map")
@@ -79,8 +79,15 @@ class MapTab(ReportTab):
 
     @work(thread=True, exclusive=True, group="map")
     def _build(self) -> None:
-        grids = build_grids(self.index)  # ~1 s at 65,536 hosts: off the event loop
+        worker = get_current_worker()
+        grids = build_grids(self.index)  # off the event loop: ~1 s at 65,536 hosts
+        if grids:
+            compact_states(self.index, grids[0])  # the first grid's cells, as it is drawn first
         self.app.call_from_thread(self._built, grids)
+        for grid in grids[1:]:  # the others while the first is looked at, so v shows them at once
+            if worker.is_cancelled:
+                return
+            compact_states(self.index, grid)
 
     def _built(self, grids: list[MapGrid]) -> None:
         self.grids = grids
@@ -212,8 +219,9 @@ class MapTab(ReportTab):
 
     def _route_fabric(self) -> Any:
         """The fabric to route on: the impact model's (in its process, where routing is warm),
-        else the report's, built once. While the model builds this waits for it (in a worker):
-        routing a 65,536-host fabric here would hold the app's GIL for seconds."""
+        else the report's, shared with the rest of the app (:meth:`ReportIndex.fabric`). While the
+        model builds this waits for it (in a worker): routing a 65,536-host fabric here would hold
+        the app's GIL for seconds."""
         impact = self.screen.query_one("#impact-tab")
         if self.context.impact_factory is not None and not impact.settled.is_set():  # type: ignore[attr-defined]
             self.app.call_from_thread(self._set_route, [], Text("routing waits for the impact model's fabric …",
@@ -224,9 +232,7 @@ class MapTab(ReportTab):
             return _Routed(model)
         if model is not None and hasattr(model, "fabric"):
             return model.fabric
-        if self._fabric is None:
-            self._fabric = self.index.report.fabric_model()
-        return self._fabric
+        return self.index.fabric()  # the one the map's levels were worked out on, if they were
 
     def _set_route(self, hops: list[Hop], note: Text | None) -> None:
         self.hops = hops

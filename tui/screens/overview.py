@@ -4,13 +4,16 @@ beside the verdict, findings by kind, tests and probe health."""
 from __future__ import annotations
 
 from rich.text import Text
-from textual import events, on
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widget import Widget
 from textual.widgets import Tree
+from textual.widgets.tree import TreeNode
 
-from ..view import health_text, overview_text, port_label, safe
+from fabricdoc.errors import FabricdocError
+
+from ..view import health_text, overview_text, port_label, safe, switch_level_known
 from ..widgets.panel import Panel
 from .detail import DetailScreen
 from .tab import ReportTab
@@ -22,6 +25,7 @@ TREE_HOSTS_MAX = 500  # hosts with findings listed in the tree (all of them: the
 class OverviewTab(ReportTab):
     TAB_ID = "overview"
     TITLE = "Overview"
+    _levels_note: TreeNode | None = None  # "working out levels" while a worker does
 
     def compose(self) -> ComposeResult:
         with Horizontal():
@@ -38,26 +42,72 @@ class OverviewTab(ReportTab):
         ix = self.index
         tree = self.query_one("#fabric-tree", Tree)
         tree.root.expand()
-        for name, top, ids in ix.switch_levels():
+        known = switch_level_known(ix)
+        if known:
+            self._add_switch_groups(ix.switch_levels())
+        else:  # levels from the cabling: the report's fabric is rebuilt first (seconds at 65,536 hosts)
+            self._levels_note = tree.root.add(Text("switches: working out their levels from the cabling…",
+                                                   style="dim"), allow_expand=False)
+        unhealthy = ix.unhealthy_nodes()
+        bad_hosts = [h for h in ix.hosts if h in unhealthy]
+        label = Text(f"hosts  {len(ix.hosts):,}", style="bold", end="")
+        if bad_hosts:
+            label.append(f"  {len(bad_hosts)} with findings (all: the hosts tab)", style="red")
+        self._add_group(tree.root, label, sorted(bad_hosts, key=ix.label)[:TREE_HOSTS_MAX],
+                        bool(bad_hosts) and len(bad_hosts) <= GROUP_EXPAND_MAX)
+        if not known:
+            self.call_after_refresh(self._work_out_levels)  # once the screen is drawn
+
+    @work(thread=True, exclusive=True, group="overview-levels")
+    def _work_out_levels(self) -> None:
+        try:
+            levels = self.index.switch_levels()
+        except FabricdocError as exc:  # a topology the fabric model refuses: said in the tree, not fatal
+            self.app.call_from_thread(self._levels_failed, str(exc))
+            return
+        self.app.call_from_thread(self._add_switch_groups, levels)
+
+    def _levels_failed(self, why: str) -> None:
+        if self._levels_note is not None:
+            self._levels_note.set_label(safe(f"switches: no levels: {why}", "yellow"))
+
+    def _add_switch_groups(self, levels: list[tuple[str, bool, list[str]]]) -> None:
+        """The switch levels, top first, above the hosts."""
+        ix = self.index
+        tree = self.query_one("#fabric-tree", Tree)
+        note, self._levels_note = self._levels_note, None
+        for at, (name, top, ids) in enumerate(levels):
             bad = sum(1 for nid in ids if ix.node_health(nid))
             label = Text(f"{name}  {len(ids):,} switches", style="bold", end="")
             if bad:
                 label.append(f"  {bad} with findings", style="red")
-            group = tree.root.add(label, data=None, expand=top and len(ids) <= GROUP_EXPAND_MAX)
-            for nid in ids:
-                group.add(health_text(ix.node_health(nid), ix.label(nid)), data=("node", nid), allow_expand=True)
-        bad_hosts = [h for h in ix.hosts if ix.node_health(h)]
-        label = Text(f"hosts  {len(ix.hosts):,}", style="bold", end="")
-        if bad_hosts:
-            label.append(f"  {len(bad_hosts)} with findings (all: the hosts tab)", style="red")
-        group = tree.root.add(label, data=None, expand=bool(bad_hosts) and len(bad_hosts) <= GROUP_EXPAND_MAX)
-        for nid in sorted(bad_hosts, key=ix.label)[:TREE_HOSTS_MAX]:
+            self._add_group(tree.root, label, ids, top and len(ids) <= GROUP_EXPAND_MAX,
+                            before=at if note is not None else None)
+        if note is not None:
+            note.remove()
+
+    def _add_group(self, parent: TreeNode, label: Text, members: list[str], expand: bool,
+                   before: int | None = None) -> None:
+        """A group of switches or hosts; its members are added when it is first opened."""
+        group = parent.add(label, data=("group", members), before=before, expand=expand)
+        if expand:
+            self._fill_group(group)
+
+    def _fill_group(self, group: TreeNode) -> None:
+        """A group's members, once (a level of 2,048 switches costs a moment to list)."""
+        ix = self.index
+        _, members = group.data
+        group.data = None
+        for nid in members:
             group.add(health_text(ix.node_health(nid), ix.label(nid)), data=("node", nid), allow_expand=True)
 
     @on(Tree.NodeExpanded, "#fabric-tree")
     def expand_node(self, event: Tree.NodeExpanded) -> None:
         """A switch or host shows its ports (and the peer at each) when opened."""
         node = event.node
+        if node.data and node.data[0] == "group":
+            self._fill_group(node)
+            return
         if not node.data or node.data[0] != "node" or node.children:
             return
         for lid, mine, other in self.index.ports_of(node.data[1]):

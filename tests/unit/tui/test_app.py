@@ -17,7 +17,9 @@ from fabricdoc.tui.widgets.table import ReportTable
 from textual.widgets import Sparkline, Tree
 
 from fabricdoc.errors import FabricdocError
+from fabricdoc.fabric.generators import fat_tree_3
 from fabricdoc.impact.busbw import ImpactModel
+from fabricdoc.model.records import Observations
 from fabricdoc.report.report import Report
 from tests.helpers.tui import (
     CLICK_LABEL,
@@ -221,6 +223,26 @@ async def test_tree_enter_opens_a_switch_and_space_expands_its_ports(report):
         await pilot.press("escape", "j", "enter")  # a port in the tree opens its link
         await settle(pilot, lambda: isinstance(app.screen, DetailScreen), "the link detail")
         assert app.screen.link == (("leaf01", 5), ("spine01", 1))
+
+
+@async_test
+async def test_a_level_too_big_to_open_at_start_lists_its_switches_when_opened():
+    big = Report.build(fat_tree_3(12), [], Observations())  # 72 aggregation and 72 edge switches
+    app = app_for(big)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await wait_main(pilot)
+        tree = screen.query_one("#fabric-tree", Tree)
+        core, aggregation, *_ = tree.root.children
+        assert str(core.label).startswith("core  36 switches") and core.is_expanded and len(core.children) == 36
+        assert str(aggregation.label).startswith("aggregation  72 switches") and not aggregation.is_expanded
+        aggregation.expand()
+        await settle(pilot, lambda: len(aggregation.children) == 72, "the aggregation switches")
+        assert {n.data[1] for n in aggregation.children} == {
+            nid for nid, n in screen.index.nodes.items() if n["attrs"].get("level") == 2}
+        aggregation.collapse()
+        aggregation.expand()  # listed once
+        await pilot.pause()
+        assert len(aggregation.children) == 72
 
 
 @async_test

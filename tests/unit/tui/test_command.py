@@ -5,7 +5,6 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from fabricdoc.tui import app as tui_app
 from fabricdoc.tui.app import FabricdocApp
 
 from fabricdoc.cli.main import main
@@ -13,32 +12,9 @@ from fabricdoc.report.report import Report
 from tests.helpers.tui import async_test, wait_main
 
 
-def sweep_handed_to_the_app(monkeypatch, sweep_args: list[str]):
-    """What ``fabricdoc tui --sweep SWEEP_ARGS`` hands the app: ``(sweep function, export path)``.
-
-    A recorder stands in for the app (a test has no terminal to run it in).
-    """
-    handed = {}
-
-    class RecordingApp:
-        error = None
-        return_code = 0
-
-        def __init__(self, report, *, sweep, export_path, **_kw) -> None:
-            handed.update(report=report, sweep=sweep, export_path=export_path)
-
-        def run(self) -> None:
-            pass
-
-    monkeypatch.setattr(tui_app, "FabricdocApp", RecordingApp)
-    assert main(["tui", "--sweep", *sweep_args]) == 0
-    assert handed["report"] is None
-    return handed["sweep"], handed["export_path"]
-
-
-def test_sweep_arguments_are_parsed_by_the_sweep_parser_and_the_report_is_written(tmp_path, monkeypatch):
+def test_sweep_arguments_are_parsed_by_the_sweep_parser_and_the_report_is_written(tmp_path, sweep_handed_to_the_app):
     out = tmp_path / "live.json"
-    sweep, output = sweep_handed_to_the_app(monkeypatch, ["--fabric", "demo", "--seed", "3", "-o", str(out)])
+    sweep, output = sweep_handed_to_the_app(["--fabric", "demo", "--seed", "3", "-o", str(out)])
     assert output == str(out)
     stages = []
     report = sweep(lambda stage, done, total: stages.append((stage, done, total)))
@@ -53,8 +29,8 @@ def test_bad_sweep_arguments_are_one_error_and_exit_2(capsys):
 
 
 @async_test
-async def test_the_demo_sweep_runs_live_in_the_app(tmp_path, monkeypatch):
-    sweep, _ = sweep_handed_to_the_app(monkeypatch, ["--fabric", "demo", "-o", str(tmp_path / "r.json")])
+async def test_the_demo_sweep_runs_live_in_the_app(tmp_path, sweep_handed_to_the_app):
+    sweep, _ = sweep_handed_to_the_app(["--fabric", "demo", "-o", str(tmp_path / "r.json")])
     app = FabricdocApp(None, sweep=sweep, impact_factory=None)
     async with app.run_test(size=(160, 48)) as pilot:
         screen = await wait_main(pilot)

@@ -236,16 +236,52 @@ async def test_a_route_asked_while_the_impact_model_builds_waits_for_its_fabric(
         assert impact.model_state == "ready" and "1 of 4 hops with findings" in info(app)
 
 
-def test_a_switch_no_host_reaches_is_mapped_at_the_level_the_fabric_model_gives_it():
+def unlevelled_report() -> Report:
+    """A 2 x 2 leaf/spine whose switches carry no ``level`` (as discovered fabrics come), with two
+    switches cabled only to each other: no host reaches them."""
     fabric = fat_tree_2(2, 2, 2)
     for sw in fabric.switches():
-        sw.attrs.pop("level", None)  # as discovered fabrics come: levels from the cabling
+        sw.attrs.pop("level", None)
     for name in ("island1", "island2"):
         fabric.add_node(Node(name, "switch", name, 4))
-    fabric.add_link(PortRef("island1", 1), PortRef("island2", 1))  # cabled to each other only
-    index = ReportIndex(Report.build(fabric, [], Observations()))
-    levels = fabric.levels()
-    assert switch_level(index) == {sw.id: levels[sw.id] for sw in fabric.switches()}
+    fabric.add_link(PortRef("island1", 1), PortRef("island2", 1))
+    return Report.build(fabric, [], Observations())
+
+
+def test_the_overview_and_the_map_put_every_switch_at_the_level_the_fabric_model_gives_it():
+    report = unlevelled_report()
+    index = ReportIndex(report)
+    levels = report.fabric_model().levels()
+    assert switch_level(index) == {nid: levels[nid] for nid in index.switches}
+    in_tree = {name: set(ids) for name, _top, ids in index.switch_levels()}
     (grid,) = build_grids(index)  # leaf x spine: rows level 1, columns level 2
-    drawn_at = {**{n: 1 for n in grid.rows}, **{n: 2 for n in grid.cols}}
-    assert drawn_at["island1"] == levels["island1"] and drawn_at["island2"] == levels["island2"]
+    assert in_tree == {"leaves": set(grid.rows), "spines": set(grid.cols)}
+    assert in_tree["leaves"] == {"leaf01", "leaf02", "island1", "island2"} and levels["island1"] == 1
+    assert in_tree["spines"] == {"spine01", "spine02"}
+
+
+@async_test
+async def test_without_level_attributes_the_tree_map_and_routes_share_one_rebuilt_fabric(monkeypatch):
+    report = unlevelled_report()
+    built = []
+    rebuild = Report.fabric_model
+
+    def counted(self):
+        built.append(self)
+        return rebuild(self)
+
+    monkeypatch.setattr(Report, "fabric_model", counted)
+    app = FabricdocApp(report, impact_factory=None)
+    async with app.run_test(size=LARGE) as pilot:
+        screen = await wait_main(pilot)
+        tree = screen.query_one("#fabric-tree")
+        await settle(pilot, lambda: str(tree.root.children[0].label).startswith("spines"), "the switch levels")
+        groups = [str(n.label) for n in tree.root.children]
+        assert [g.split("  ")[:2] for g in groups] == [["spines", "2 switches"], ["leaves", "4 switches"],
+                                                       ["hosts", "4"]]
+        tab, fm = await open_map(pilot)
+        assert set(tab.grid.rows) == {"leaf01", "leaf02", "island1", "island2"}
+        await pilot.press("p", *"node0001 node0003", "enter")
+        await settle(pilot, lambda: bool(tab.hops), "the route")
+        assert [h.dst[0] for h in tab.hops] == ["leaf01", tab.hops[1].dst[0], "leaf02", "node0003"]
+    assert len(built) == 1
