@@ -7,6 +7,7 @@ fabric can also be written as an ibsim net file and discovered for real.
 from __future__ import annotations
 
 from fabricdoc.errors import TopologyError
+from fabricdoc.model.memory import gc_paused
 from fabricdoc.model.records import Node, PortRef
 from fabricdoc.model.topology import Fabric
 
@@ -43,6 +44,7 @@ class _Builder:
         )
 
 
+@gc_paused()  # hundreds of thousands of nodes and links, no garbage: no collection passes
 def fat_tree_2(
     leaves: int = 4,
     spines: int = 2,
@@ -76,6 +78,7 @@ def fat_tree_2(
     return b.fabric
 
 
+@gc_paused()  # hundreds of thousands of nodes and links, no garbage: no collection passes
 def fat_tree_3(k: int = 4, *, name: str | None = None, lanes: int = 4, lane_gbps: float = 100.0) -> Fabric:
     """Three-level k-ary fat-tree (Al-Fares): k pods, (k/2)^2 cores, k^3/4 hosts."""
     if k < 2 or k % 2:
@@ -101,6 +104,7 @@ def fat_tree_3(k: int = 4, *, name: str | None = None, lanes: int = 4, lane_gbps
     return b.fabric
 
 
+@gc_paused()  # hundreds of thousands of nodes and links, no garbage: no collection passes
 def rail_optimized(
     units: int = 2,
     hosts_per_unit: int = 4,

@@ -49,7 +49,8 @@ ring in that state is routed once and drains are then counted incrementally, as 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, Literal
+from itertools import chain
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
@@ -59,6 +60,7 @@ from fabricdoc.impact.collectives import dtree_parents, job_ring, ring_edges
 from fabricdoc.impact.effects import link_effects, restated
 from fabricdoc.impact.reroute import ENGINES, engine_of, link_names, rerouted, resolve_link
 from fabricdoc.model.findings import Finding
+from fabricdoc.model.memory import gc_paused
 from fabricdoc.model.paths import directed
 from fabricdoc.model.records import LinkKey, PortRef
 from fabricdoc.model.topology import Fabric
@@ -74,9 +76,12 @@ class ImpactModel:
 
     Setup indexes the links, applies the findings and routes the job's ring
     once; ``busbw`` and ``what_if`` then only look up cached routes and count
-    flows per directed link with numpy.
+    flows per directed link with numpy. A drain changes only the ring edges
+    next to the drained hosts, so ``what_if`` and the drain search count those
+    against the whole ring's cached counts instead of routing the ring again.
     """
 
+    @gc_paused()  # a route per ring edge and rail (65,536 at 8,192 x 8): no garbage, no collection passes
     def __init__(self, fabric: Fabric, findings: Iterable[Finding] = (), job_hosts: Iterable[str] | None = None,
                  *, ring_step: int = 1, routing_engine: str | None = None) -> None:
         if ring_step not in (1, -1):
@@ -121,10 +126,14 @@ class ImpactModel:
         self.ports: list[PortRef] = [p for ports in self.host_ports.values() for p in ports]
         self.port_id = {p: i for i, p in enumerate(self.ports)}
         self._host_port_ids = {h: [self.port_id[p] for p in ports] for h, ports in self.host_ports.items()}
+        self._rail_count = {h: len(ports) for h, ports in self.host_ports.items()}
+        counts = set(self._rail_count.values())
+        self._uniform_rails = counts.pop() if len(counts) == 1 else None  # every host has as many ports
         self.job_hosts = self.resolve_hosts(job_hosts) if job_hosts is not None else job_ring(self.host_ports)
         self._job_set = set(self.job_hosts)
+        self._job_pos = {h: i for i, h in enumerate(self.job_hosts)}
         self._nominal_cache: dict[str, float] = {}
-        self._ring_base_of: dict[str, tuple[np.ndarray, list[np.ndarray]]] = {}  # state -> job ring counts, flows
+        self._ring_base_of: dict[str, _RingBase] = {}  # state -> the job ring's flows and counts
         for state in ("nominal", "now"):
             self._ring_flows(self.job_hosts, state)  # route the job's ring once
 
@@ -166,19 +175,23 @@ class ImpactModel:
         return ranks
 
     # -- routes ----------------------------------------------------------
-    def _flow_ids(self, state: str, pairs: Sequence[tuple[int, int]]) -> list[np.ndarray]:
+    def _flow_ids(self, state: str, src: np.ndarray, dst: np.ndarray) -> list[tuple[int, ...]]:
         """Directed link ids of each (src port id, dst port id) flow, from the route cache."""
         cache = self._flows[state]
-        n = len(self.ports)
-        out = []
-        for s, d in pairs:
-            arr = cache.get(s * n + d)
-            if arr is None:
-                arr = cache[s * n + d] = self._route(state, self.ports[s], self.ports[d])
-            out.append(arr)
-        return out
+        keys = (src.astype(np.int64) * len(self.ports) + dst).tolist()
+        out = list(map(cache.get, keys))  # tuples: ``None in out`` never compares arrays
+        if None in out:
+            ports = self.ports
+            n = len(ports)
+            for i in [i for i, got in enumerate(out) if got is None]:
+                key = keys[i]
+                got = cache.get(key)
+                if got is None:
+                    got = cache[key] = self._route(state, ports[key // n], ports[key % n])
+                out[i] = got
+        return out  # type: ignore[return-value]
 
-    def _route(self, state: str, src: PortRef, dst: PortRef) -> np.ndarray:
+    def _route(self, state: str, src: PortRef, dst: PortRef) -> tuple[int, ...]:
         routes = self.routes[state]
         try:
             path = routes.path(src, dst)
@@ -190,35 +203,48 @@ class ImpactModel:
             except TopologyError:
                 alternatives = []
             if not alternatives:
-                return np.array([self.unroutable], dtype=np.int64)
+                return (self.unroutable,)
             path = alternatives[0]
-        return np.array([2 * self.index[key] + d for key, d in directed(path, src)], dtype=np.int64)
+        index = self.index
+        return tuple([2 * index[key] + d for key, d in directed(path, src)])
 
     def _rails(self, ranks: Sequence[str]) -> int:
-        return min(len(self._host_port_ids[h]) for h in ranks)
+        if ranks and self._uniform_rails is not None:
+            return self._uniform_rails
+        return min(map(self._rail_count.__getitem__, ranks))
 
-    def _ring_flows(self, ranks: Sequence[str], state: str) -> tuple[list[np.ndarray], list[int]]:
-        n = len(ranks)
-        rails = self._rails(ranks)
-        ids = [self._host_port_ids[h] for h in ranks]
-        edges = ring_edges(n, self.ring_step)
-        pairs = [(ids[i][r], ids[j][r]) for r in range(rails) for i, j in edges]
-        return self._flow_ids(state, pairs), [r for r in range(rails) for _ in edges]
+    def _port_matrix(self, ranks: Sequence[str], rails: int) -> np.ndarray:
+        """Port ids of ``ranks`` x ``rails`` (row: rank, column: rail)."""
+        ids = self._host_port_ids
+        return np.array([ids[h][:rails] for h in ranks], dtype=np.int64).reshape(len(ranks), rails)
 
-    def _tree_flows(self, ranks: Sequence[str], state: str) -> tuple[list[np.ndarray], list[int]]:
+    def _ring_flows(self, ranks: Sequence[str], state: str) -> tuple[list[tuple[int, ...]], np.ndarray]:
+        """Flows of the ring over ``ranks``, rail by rail (flow ``r * n + i``: rank i's send on rail r), and their rails."""
         n = len(ranks)
+        if n < 2:
+            return [], np.zeros(0, dtype=np.int64)
         rails = self._rails(ranks)
-        ids = [self._host_port_ids[h] for h in ranks]
-        pairs, rail_of = [], []
-        for parents in dtree_parents(n):
-            for child, parent in enumerate(parents.tolist()):
-                if parent < 0:
-                    continue
-                for r in range(rails):
-                    pairs.append((ids[child][r], ids[parent][r]))
-                    pairs.append((ids[parent][r], ids[child][r]))
-                    rail_of += [r, r]
-        return self._flow_ids(state, pairs), rail_of
+        ports = self._port_matrix(ranks, rails)
+        edges = np.asarray(ring_edges(n, self.ring_step), dtype=np.int64).reshape(-1, 2)
+        src, dst = ports[edges[:, 0]].T, ports[edges[:, 1]].T
+        rail_of = np.repeat(np.arange(rails, dtype=np.int64), len(edges))
+        return self._flow_ids(state, src.ravel(), dst.ravel()), rail_of
+
+    def _tree_flows(self, ranks: Sequence[str], state: str) -> tuple[list[tuple[int, ...]], np.ndarray]:
+        """Flows of both trees over ``ranks``: per child, per rail, child to parent then parent to child."""
+        rails = self._rails(ranks)
+        ports = self._port_matrix(ranks, rails)
+        srcs, dsts = [], []
+        for parents in dtree_parents(len(ranks)):
+            child = np.flatnonzero(parents >= 0)
+            up = np.stack([ports[child], ports[parents[child]]], axis=2)  # (child, rail, 2)
+            down = up[:, :, ::-1]
+            srcs.append(up.ravel())
+            dsts.append(down.ravel())
+        src = np.concatenate(srcs) if srcs else np.zeros(0, dtype=np.int64)
+        dst = np.concatenate(dsts) if dsts else np.zeros(0, dtype=np.int64)
+        rail_of = np.tile(np.repeat(np.arange(rails, dtype=np.int64), 2), src.size // (2 * rails) if rails else 0)
+        return self._flow_ids(state, src, dst), rail_of
 
     # -- bandwidth -------------------------------------------------------
     def detail(self, hosts: Iterable[str] | None = None, algorithm: str = "ring", state: str = "now") -> dict[str, Any]:
@@ -238,8 +264,8 @@ class ImpactModel:
         if rails == 0:
             return out
         flows, rail_of = (self._ring_flows if algorithm == "ring" else self._tree_flows)(ranks, state)
-        lens = np.fromiter((len(a) for a in flows), dtype=np.int64, count=len(flows))
-        ids = np.concatenate(flows) if flows else np.zeros(0, dtype=np.int64)
+        lens = _lengths(flows)
+        ids = _joined(flows, lens)
         cap = self.capacity[state]
         counts = np.bincount(ids, minlength=cap.size)
         used = np.flatnonzero(counts)
@@ -250,7 +276,7 @@ class ImpactModel:
         out["busbw_gbps"] = factor * share
         share_of = np.zeros(cap.size)
         share_of[used] = per_flow
-        flow_rail = np.repeat(np.asarray(rail_of, dtype=np.int64), lens)
+        flow_rail = np.repeat(rail_of, lens)
         worst = np.full(rails, np.inf)
         np.minimum.at(worst, flow_rail, share_of[ids])
         out["per_rail_gbps"] = [float(factor / rails * w) for w in worst]
@@ -263,7 +289,7 @@ class ImpactModel:
         if len(ranks) < 2:
             return set()
         flows, _ = self._ring_flows(ranks, state)
-        ids = np.unique(np.concatenate(flows)) if flows else np.zeros(0, dtype=np.int64)
+        ids = np.unique(_joined(flows))
         return {self.keys[int(i) // 2] for i in ids if int(i) != self.unroutable}
 
     def busbw(self, hosts: Iterable[str] | None = None, algorithm: str = "ring", state: str = "now") -> float:
@@ -357,48 +383,65 @@ class ImpactModel:
         Only the edges touching a drained host change: they are taken out of the
         precomputed per-link counts and the edges that close the gaps are added.
         """
-        n = len(self.job_hosts)
-        kept_pos = [i for i, h in enumerate(self.job_hosts) if h not in gone]
-        if len(kept_pos) < 2:
+        drained = sorted(self._job_pos[h] for h in gone if h in self._job_pos)
+        if len(self.job_hosts) - len(drained) < 2:
             return 0.0
-        base, flows = self._ring_base(state)
-        if not gone:
-            counts = base
-        else:
-            step = self.ring_step
-            rails = self._rails([self.job_hosts[i] for i in kept_pos])
-            if rails != self._rails(self.job_hosts):
-                return self.busbw([self.job_hosts[i] for i in kept_pos], "ring", state)
-            drained_pos = {i for i, h in enumerate(self.job_hosts) if h in gone}
-            removed = [i for i in range(n) if i in drained_pos or (i + step) % n in drained_pos]
-            ids = [self._host_port_ids[h] for h in self.job_hosts]
-            new_pairs = []
-            m = len(kept_pos)
-            for j in range(m):
-                a, b = kept_pos[j], kept_pos[(j + 1) % m]
-                if (a + 1) % n == b:
-                    continue  # this edge was in the job ring already
-                src, dst = (a, b) if step == 1 else (b, a)
-                new_pairs += [(ids[src][r], ids[dst][r]) for r in range(rails)]
-            counts = base.copy()
-            gone_ids = [flows[r * n + i] for r in range(rails) for i in removed]
-            if gone_ids:
-                counts -= np.bincount(np.concatenate(gone_ids), minlength=counts.size)
-            added = self._flow_ids(state, new_pairs)
-            if added:
-                counts += np.bincount(np.concatenate(added), minlength=counts.size)
+        change = self._kept_ring(drained, state)
+        if change is None:
+            return self.busbw([h for h in self.job_hosts if h not in gone], "ring", state)
+        counts, rails = change.counts, change.rails
         used = np.flatnonzero(counts)
         cap = self.capacity[state]
-        rails = self._rails([self.job_hosts[i] for i in kept_pos])
         return float(rails * np.min(cap[used] / counts[used]))
 
-    def _ring_base(self, state: str = "now") -> tuple[np.ndarray, list[np.ndarray]]:
+    def _kept_ring(self, drained: list[int], state: str) -> _KeptRing | None:
+        """The job's ring without the hosts at sorted ring positions ``drained``, as a change of the
+        whole ring's counts: the edges into or out of a drained host go, one edge per gap closes it.
+        None when the hosts left have fewer rails than the job (then every rail's ring changes)."""
+        base = self._ring_base(state)
+        n = len(self.job_hosts)
+        if not drained:
+            return _KeptRing(base.counts, self._rails(self.job_hosts), set(), [], np.zeros(0, dtype=np.int64))
+        gone = set(drained)
+        rails = self._rails(self.job_hosts)
+        if self._uniform_rails is None:
+            kept_rails = self._rails([h for i, h in enumerate(self.job_hosts) if i not in gone])
+            if kept_rails != rails:
+                return None
+        step = self.ring_step
+        removed = {i for d in drained for i in (d, (d - step) % n)}  # edge i: rank i sends to i + step
+        senders, receivers = [], []
+        for d in drained:
+            if (d - 1) % n in gone:
+                continue  # not the first drained host of its gap
+            a = (d - 1) % n  # the kept hosts either side of the gap
+            b = (d + 1) % n
+            while b in gone:
+                b = (b + 1) % n
+            src, dst = (a, b) if step == 1 else (b, a)
+            senders.append(src)
+            receivers.append(dst)
+        ports = self._port_matrix([self.job_hosts[i] for i in senders + receivers], rails)
+        k = len(senders)
+        added = self._flow_ids(state, ports[:k].T.ravel(), ports[k:].T.ravel())  # flow r * k + j
+        counts = base.counts.copy()
+        gone_flows = [base.flows[r * n + i] for r in range(rails) for i in sorted(removed)]
+        if gone_flows:
+            counts -= np.bincount(_joined(gone_flows), minlength=counts.size)
+        if added:
+            counts += np.bincount(_joined(added), minlength=counts.size)
+        return _KeptRing(counts, rails, removed, added, np.asarray(senders, dtype=np.int64))
+
+    def _ring_base(self, state: str = "now") -> _RingBase:
         """The whole job ring's flows in ``state`` and their count per directed link (cached)."""
         cached = self._ring_base_of.get(state)
         if cached is None:
             flows, _ = self._ring_flows(self.job_hosts, state)
-            counts = np.bincount(np.concatenate(flows), minlength=self.capacity[state].size)
-            cached = self._ring_base_of[state] = (counts, flows)
+            lens = _lengths(flows)
+            ids = _joined(flows, lens)
+            counts = np.bincount(ids, minlength=self.capacity[state].size)
+            flow_of = np.repeat(np.arange(len(flows), dtype=np.int64), lens)
+            cached = self._ring_base_of[state] = _RingBase(counts, flows, ids, flow_of)
         return cached
 
     @property
@@ -462,21 +505,90 @@ class ImpactModel:
     def _candidates(self, drained: Sequence[str], named: list[str], state: str = "now") -> list[str]:
         """Hosts at either end of the ring flows on the bottleneck link in ``state``, then the named hosts."""
         gone = set(drained)
-        kept = [h for h in self.job_hosts if h not in gone]
-        if len(kept) < 3:
+        positions = sorted(self._job_pos[h] for h in gone if h in self._job_pos)
+        n = len(self.job_hosts)
+        m = n - len(positions)
+        if m < 3:
             return []
-        flows, _ = self._ring_flows(kept, state)
+        change = self._kept_ring(positions, state)
+        if change is None:
+            return self._candidates_routed(gone, named, state)
         cap = self.capacity[state]
-        counts = np.bincount(np.concatenate(flows), minlength=cap.size)
+        counts = change.counts
         used = np.flatnonzero(counts)
         per_flow = cap[used] / counts[used]
         is_hot = np.zeros(cap.size, dtype=bool)
         is_hot[used[per_flow <= per_flow.min() * (1 + 1e-9)]] = True
-        lens = np.fromiter((len(a) for a in flows), dtype=np.int64, count=len(flows))
+        # The kept ring's flow r * m + j is kept host j's send on rail r; a flow of the whole ring
+        # that no drain touched is the same edge under the kept numbering.
+        base = self._ring_base(state)
+        hot = np.unique(base.flow_of[is_hot[base.ids]])
+        pos = hot % n
+        if change.removed:
+            keep = ~np.isin(pos, np.fromiter(change.removed, dtype=np.int64))
+            hot, pos = hot[keep], pos[keep]
+        drained_at = np.asarray(positions, dtype=np.int64)
+        kept_index = pos - np.searchsorted(drained_at, pos)
+        flows = (hot // n) * m + kept_index
+        if change.added:
+            k = change.senders.size
+            hot_added = [f for f, hops in enumerate(change.added) if is_hot[list(hops)].any()]
+            if hot_added:
+                at = np.asarray(hot_added, dtype=np.int64)
+                sender = change.senders[at % k]
+                flows = np.concatenate([flows, (at // k) * m + sender - np.searchsorted(drained_at, sender)])
+        kept = [h for h in self.job_hosts if h not in gone]
+        out: list[str] = []
+        for f in np.unique(flows).tolist():
+            i = f % m
+            out += [kept[i], kept[(i + self.ring_step) % m]]
+        return [h for h in dict.fromkeys(out + named) if h not in gone]
+
+    def _candidates_routed(self, gone: set[str], named: list[str], state: str) -> list[str]:
+        """:meth:`_candidates` with the kept hosts' ring routed from scratch (their rails differ from the job's)."""
+        kept = [h for h in self.job_hosts if h not in gone]
+        flows, _ = self._ring_flows(kept, state)
+        cap = self.capacity[state]
+        lens = _lengths(flows)
+        ids = _joined(flows, lens)
+        counts = np.bincount(ids, minlength=cap.size)
+        used = np.flatnonzero(counts)
+        per_flow = cap[used] / counts[used]
+        is_hot = np.zeros(cap.size, dtype=bool)
+        is_hot[used[per_flow <= per_flow.min() * (1 + 1e-9)]] = True
         flow_of = np.repeat(np.arange(len(flows)), lens)
         n = len(kept)
         out: list[str] = []
-        for f in np.unique(flow_of[is_hot[np.concatenate(flows)]]).tolist():
+        for f in np.unique(flow_of[is_hot[ids]]).tolist():
             i = f % n
             out += [kept[i], kept[(i + self.ring_step) % n]]
         return [h for h in dict.fromkeys(out + named) if h not in gone]
+
+
+class _RingBase(NamedTuple):
+    """The whole job ring in one state: per-directed-link counts, each flow's link ids, and them joined."""
+
+    counts: np.ndarray
+    flows: list[tuple[int, ...]]
+    ids: np.ndarray  # every flow's link ids, in flow order
+    flow_of: np.ndarray  # the flow each entry of ``ids`` belongs to
+
+
+class _KeptRing(NamedTuple):
+    """The job ring without some hosts, as a change of the whole ring (see :meth:`ImpactModel._kept_ring`)."""
+
+    counts: np.ndarray
+    rails: int
+    removed: set[int]  # ring positions whose send edge is gone
+    added: list[tuple[int, ...]]  # the gap-closing flows, ``r * len(senders) + j``
+    senders: np.ndarray  # ring position sending on gap-closing edge j
+
+
+def _lengths(flows: Sequence[tuple[int, ...]]) -> np.ndarray:
+    return np.fromiter(map(len, flows), dtype=np.int64, count=len(flows))
+
+
+def _joined(flows: Sequence[tuple[int, ...]], lens: np.ndarray | None = None) -> np.ndarray:
+    """Every flow's directed link ids, one array."""
+    total = int(lens.sum()) if lens is not None else sum(map(len, flows))
+    return np.fromiter(chain.from_iterable(flows), dtype=np.int64, count=total)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from fabricdoc.errors import TopologyError
 from fabricdoc.model.evidence import SlowPairsEvidence, StateEvidence
 from fabricdoc.model.findings import Finding
-from fabricdoc.model.records import LinkKey
+from fabricdoc.model.records import Link, LinkKey
 from fabricdoc.model.topology import Fabric
 
 _DOWN_FAULTS = {"down", "dead"}
@@ -118,10 +118,19 @@ def link_effects(fabric: Fabric, findings: Iterable[Finding]) -> tuple[dict[Link
 
 def restated(fabric: Fabric, down: set[LinkKey] | None) -> Fabric:
     """A copy of ``fabric`` sharing its nodes and tables, with exactly the ``down`` links down
-    (``None``: every link up, for the nominal state)."""
-    out = Fabric(name=fabric.name, source=fabric.source, nodes=fabric.nodes, lfts=fabric.lfts,
-                 port_lids=fabric.port_lids)
+    (``None``: every link up, for the nominal state), for routing.
+
+    The cabling is the same, so the port index and the switch levels (structural: a down
+    cable still says where a switch sits) are shared, and so are the records of the links
+    whose state stays: only the links that go down or come up are new records. Change a
+    link of the copy only after :meth:`Fabric.copy`.
+    """
+    down = down or set()
+    links = dict(fabric.links)
     for key, lk in fabric.links.items():
-        out.add_link(key.a, key.b, lanes=lk.lanes, lane_gbps=lk.lane_gbps, max_lanes=lk.max_lanes,
-                     max_lane_gbps=lk.max_lane_gbps, state="down" if down and key in down else "up")
-    return out
+        state = "down" if key in down else "up"
+        if lk.state != state:
+            links[key] = Link(key, lk.lanes, lk.lane_gbps, lk.lanes if lk.max_lanes is None else lk.max_lanes,
+                              lk.lane_gbps if lk.max_lane_gbps is None else lk.max_lane_gbps, state)
+    return Fabric(name=fabric.name, source=fabric.source, nodes=fabric.nodes, links=links, lfts=fabric.lfts,
+                  port_lids=fabric.port_lids, _port_link=fabric._port_link, _levels=dict(fabric.levels()))

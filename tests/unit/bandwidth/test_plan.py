@@ -94,9 +94,7 @@ def test_retest_probes_the_suspect_over_different_paths_with_controls():
 def test_the_same_fabric_gets_the_same_plan_in_every_process():
     # --resume matches journaled tests by (phase, round, src, dst): a plan that changed with
     # the interpreter's string-hash seed would re-run finished tests.
-    import os
-    import subprocess
-    import sys
+    from tests.helpers.hashseed import outputs_under_seeds
 
     code = (
         "from fabricdoc.fabric.generators import fat_tree_2, rail_optimized\n"
@@ -105,12 +103,7 @@ def test_the_same_fabric_gets_the_same_plan_in_every_process():
         "    print(plan_sweep(f).rounds)\n"
         "    print(retest_plan(f, sorted(f.links, key=str)[:2]).rounds)\n"
     )
-    outputs = {
-        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True,
-                       env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout
-        for seed in (1, 2, 3)
-    }
-    assert len(outputs) == 1
+    assert len(outputs_under_seeds(code)) == 1
 
 
 # -- rail fabrics at scale: within the round budget, every cable covered twice, the same plan every run --
