@@ -382,14 +382,17 @@ def _level_attributes(index: ReportIndex) -> dict[str, int] | None:
 def switch_level(index: ReportIndex) -> dict[str, int]:
     """Each switch's level, the one rule of the TUI (the overview's tree and the map's grids):
     the ``level`` attribute where every switch has one (the generators write it), else
-    :meth:`Fabric.levels <fabricdoc.model.topology.Fabric.levels>` of the index's shared
-    :meth:`~ReportIndex.fabric` (hop distance from the hosts, leaf = 1; a switch no host
-    reaches is 1 there too). Worked out once per index."""
+    :func:`~fabricdoc.model.topology.hop_levels`, the rule of ``Fabric.levels``, over the report's
+    cabling (hop distance from the hosts, leaf = 1; a switch no host reaches is 1 there too).
+    Worked out once per index."""
     cached = index._switch_level
     if cached is None:
         cached = _level_attributes(index)
-        if cached is None:
-            levels = index.fabric().levels()
+        if cached is None:  # the fabric model's rule over the report's cabling (no Fabric rebuilt)
+            from fabricdoc.model.topology import hop_levels  # networkx: loaded when needed
+
+            levels = hop_levels({nid: n["kind"] for nid, n in index.nodes.items()},
+                                ((lk["a"][0], lk["b"][0]) for lk in index._topo_links))
             cached = {nid: levels.get(nid, 1) for nid in index.switches}
         index._switch_level = cached
     return cached

@@ -11,6 +11,7 @@ come from :meth:`Fabric.ecmp_paths`.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 import networkx as nx
@@ -178,16 +179,8 @@ class Fabric:
         A switch no host reaches gets level 1.
         """
         if self._levels is None:
-            g = nx.Graph()
-            g.add_nodes_from(self.nodes)
-            g.add_edges_from((k.a.node, k.b.node) for k in self.links)
-            source = object()  # one virtual source joined to every host: multi-source BFS
-            g.add_edges_from((source, h.id) for h in self.hosts())
-            dist = nx.single_source_shortest_path_length(g, source)
-            levels = {n: d - 1 for n, d in dist.items() if n is not source}
-            for sw in self.switches():
-                levels.setdefault(sw.id, 1)
-            self._levels = levels
+            self._levels = hop_levels({n.id: n.kind for n in self.nodes.values()},
+                                      ((k.a.node, k.b.node) for k in self.links))
         return self._levels
 
     @property
@@ -280,6 +273,23 @@ class Fabric:
             "switches": len(self.switches()),
             "links": len(self.links),
         }
+
+
+def hop_levels(kinds: Mapping[str, str], cables: Iterable[tuple[str, str]]) -> dict[str, int]:
+    """The one level rule (:meth:`Fabric.levels`) over plain node kinds and cabled node pairs, so a
+    report's topology gives it without rebuilding a Fabric: hop distance from the nearest host
+    (hosts 0, leaves 1...), a switch no host reaches 1."""
+    g = nx.Graph()
+    g.add_nodes_from(kinds)
+    g.add_edges_from(cables)
+    source = object()  # one virtual source joined to every host: multi-source BFS
+    g.add_edges_from((source, n) for n, kind in kinds.items() if kind == "host")
+    dist = nx.single_source_shortest_path_length(g, source)
+    levels = {n: d - 1 for n, d in dist.items() if n is not source}
+    for n, kind in kinds.items():
+        if kind == "switch":
+            levels.setdefault(n, 1)
+    return levels
 
 
 class _UpDown:
