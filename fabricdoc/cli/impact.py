@@ -271,3 +271,5 @@ def print_section(section: dict[str, Any], console: Any) -> None:
     console.print(jt)
     if section.get("unmapped_findings"):
         console.print(Text(f"findings not placed on a link: {', '.join(escape(f) for f in section['unmapped_findings'])}"))
+    for u in section.get("uncosted_findings") or []:
+        console.print(Text(f"not in the figures: {escape(u['finding'])}: {escape(u['why'])}"))

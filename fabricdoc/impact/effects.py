@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from fabricdoc.errors import TopologyError
-from fabricdoc.model.evidence import SlowPairsEvidence, StateEvidence
+from fabricdoc.model.evidence import GroupLoadEvidence, SlowPairsEvidence, StateEvidence
 from fabricdoc.model.findings import Finding
 from fabricdoc.model.records import Link, LinkKey
 from fabricdoc.model.topology import Fabric
@@ -134,3 +134,24 @@ def restated(fabric: Fabric, down: set[LinkKey] | None) -> Fabric:
                               lk.lane_gbps if lk.max_lane_gbps is None else lk.max_lane_gbps, state)
     return Fabric(name=fabric.name, source=fabric.source, nodes=fabric.nodes, links=links, lfts=fabric.lfts,
                   port_lids=fabric.port_lids, _port_link=fabric._port_link, _levels=dict(fabric.levels()))
+
+
+def uncosted(findings: Iterable[Finding]) -> list[dict[str, str]]:
+    """Findings on cables or switches whose effect the busbw figures leave out, each with why: faults only
+    group tests showed (a load-only collapse, or slowness seen only under a group's load) carry no rate
+    of the part alone to put into the model, so the figures would claim a cost nobody measured."""
+    out: list[dict[str, str]] = []
+    for f in findings:
+        groups = f.evidence_of(GroupLoadEvidence)
+        if f.kind not in ("link", "port", "switch") or not groups or f.fault in _DOWN_FAULTS | _NO_CAPACITY_FAULTS:
+            continue
+        if f.evidence_of(SlowPairsEvidence) or f.evidence_of(StateEvidence):
+            continue  # a measured rate or a trained state is costed by link_effects
+        ev = groups[0]
+        if ev.passing_flows:
+            why = (f"load-only: fine at {ev.passing_flows} concurrent flows, collapsed at {ev.failing_flows} in "
+                   "group tests; what a job loses depends on how many of its flows meet there")
+        else:
+            why = f"slow only in group tests (worst {ev.worst_ratio:.2f} of expected); no rate of the part alone"
+        out.append({"finding": f.id, "why": why + ": not in the busbw figures"})
+    return out

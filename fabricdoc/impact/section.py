@@ -9,6 +9,7 @@ from typing import Any
 from fabricdoc.impact import jobcost
 from fabricdoc.impact.busbw import ALGORITHMS, ImpactModel
 from fabricdoc.impact.calibration import Efficiency, expected_section, sharp_busbw
+from fabricdoc.impact.effects import uncosted
 from fabricdoc.impact.remedies import best_remedies
 from fabricdoc.impact.reroute import ENGINE_WORDS
 from fabricdoc.model.findings import Finding
@@ -132,6 +133,7 @@ def impact_section(
             for e in m.effects.values()
         ],
         "unmapped_findings": m.unmapped,
+        "uncosted_findings": uncosted(m.findings),
     })
 
 

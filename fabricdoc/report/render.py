@@ -222,6 +222,8 @@ def summary_text(report: Report, evidence_per_finding: int = 3) -> str:
             f"{name} {bw[k]:.1f}" if isinstance(bw.get(k), int | float) else f"{name} n/a" for name, k in figures))
         lines += expected_lines(report.impact.get("expected_busbw"))
         lines += recommendation_lines(report.impact.get("recommendation"))
+        lines += [f"not in the figures: {safe(u.get('finding', ''))}: {safe(u.get('why', ''))}"
+                  for u in report.impact.get("uncosted_findings") or []]
     lines.append("")
     if report.drain:
         lines.append(f"drain ({len(report.drain)} hosts):")

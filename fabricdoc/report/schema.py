@@ -462,6 +462,12 @@ REPORT_SCHEMA: dict[str, Any] = {
                     },
                 },
                 "unmapped_findings": {"type": "array", "items": {"type": "string"}},
+                "uncosted_findings": {
+                    "type": "array",
+                    "description": "findings the busbw figures leave out, with why (faults only group tests showed)",
+                    "items": {"type": "object", "required": ["finding", "why"], "additionalProperties": False,
+                              "properties": {"finding": {"type": "string"}, "why": {"type": "string"}}},
+                },
             },
         },
         "topology_columns": _TOPOLOGY_COLUMNS,

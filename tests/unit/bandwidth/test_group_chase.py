@@ -72,3 +72,27 @@ def test_a_spine_that_collapses_only_under_a_whole_rounds_load_is_found_by_loadi
     assert found.findings[0].confidence >= 0.9
     probes = [g for g in obs.groups if g.phase == "switch"]
     assert len(probes) == 3 and any(g.failed(0.8) for g in probes)  # 8 spines: halved three times
+
+
+def test_a_load_only_fault_is_listed_as_not_in_the_busbw_figures_with_why():
+    """Group tests give no rate of the cable alone: the impact section says the figures leave it out,
+    instead of silently costing it nothing."""
+    from fabricdoc.impact.section import impact_section
+    from fabricdoc.report.render import summary_text
+    from fabricdoc.report.schema import validate_report
+    from fabricdoc.sweep import SweepConfig, run_sweep
+
+    fabric = fat_tree_2(leaves=4, spines=4, hosts_per_leaf=8)
+    bad = next(k for k in fabric.links if {k.a.node, k.b.node} == {"leaf03", "spine02"})
+    sim = Simulator(fabric, [Fault("load_collapse", port=bad.a, flows=2)], seed=2)
+    found = measure_and_retest(sim.truth, Observations(), SimMeasure(sim), Options(), groups=True, full_load=True)
+    for i, f in enumerate(found.findings, 1):
+        f.id = f"F{i:03d}"
+    section = impact_section(sim.truth, found.findings, [])
+    (entry,) = section["uncosted_findings"]
+    assert entry["finding"] == "F001" and "load-only: fine at" in entry["why"], entry
+    assert section["allreduce_busbw_gbps"]["now"] == section["allreduce_busbw_gbps"]["nominal"]
+    report = run_sweep(SweepConfig(fabric="demo"))
+    report.impact["uncosted_findings"] = [entry]
+    assert f"not in the figures: F001: {entry['why']}" in summary_text(report)
+    validate_report(report.to_dict())  # the schema knows the field
