@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import networkx as nx
 
 from fabricdoc.errors import TopologyError
+from fabricdoc.model.memory import gc_paused
 from fabricdoc.model.records import Link, LinkKey, Node, PortRef
 
 
@@ -241,7 +242,8 @@ class Fabric:
 
     def _updown_routes(self) -> _UpDown:
         if self._updown is None:
-            self._updown = _UpDown(self)
+            with gc_paused():  # it only allocates: a collection pass over a large fabric costs more
+                self._updown = _UpDown(self)
         return self._updown
 
     def ecmp_paths(self, src: PortRef, dst: PortRef, limit: int = 64) -> list[tuple[LinkKey, ...]]:
@@ -369,11 +371,15 @@ class _UpDown:
             for port in self.up[sw.id]:
                 above = self.reach.get(self.hop[port][1].node, frozenset())
                 aboves[id(above)] = above
-            leaves = set(self.below[sw.id])
-            for above in aboves.values():
-                leaves |= above
-            common = frozenset.intersection(*aboves.values()) if aboves else frozenset()
-            reach = frozenset(leaves)
+            ups = list(aboves.values())
+            if len(ups) == 1 and self.below[sw.id] <= ups[0]:
+                reach = common = ups[0]  # every switch above reaches the same leaves (a fat-tree): share them
+            else:
+                leaves = set(self.below[sw.id])
+                for above in ups:
+                    leaves |= above
+                common = frozenset.intersection(*ups) if ups else frozenset()
+                reach = frozenset(leaves)
             self.reach[sw.id] = interned.setdefault(reach, reach)
             self.up_common[sw.id] = interned.setdefault(common, common)
         self._up_to: dict[tuple[str, str], list[PortRef]] = {}
@@ -392,199 +398,6 @@ class _UpDown:
         if found is None:
             found = [p for p in self.up[here] if dst_leaf in self.reach.get(self.hop[p][1].node, ())]
             self._up_to[key] = found
-        return found
-
-    def path(self, src: PortRef, dst: PortRef) -> tuple[LinkKey, ...]:
-        """Links a packet from host port ``src`` to host port ``dst`` crosses, in order."""
-        cached = self._route_cache.get((src, dst))
-        if cached is not None:
-            return cached
-        if src == dst:
-            route: tuple[LinkKey, ...] = ()
-        elif self.lfts:
-            route = self._lft_path(src, dst)
-        else:
-            route = self._updown_routes().path(src, dst)
-        self._route_cache[(src, dst)] = route
-        return route
-
-    def _lft_path(self, src: PortRef, dst: PortRef) -> tuple[LinkKey, ...]:
-        lid = self.port_lids.get(dst)
-        if lid is None:
-            raise TopologyError(f"no LID known for destination port {dst}")
-        hops: list[LinkKey] = []
-        here = src
-        for _ in range(64):
-            key = self._port_link.get(here)
-            if key is None:
-                raise TopologyError(f"route {src} -> {dst}: port {here} is not cabled")
-            hops.append(key)
-            arrived = key.other(here)
-            if arrived == dst:
-                return tuple(hops)
-            node = self.nodes[arrived.node]
-            if node.kind != "switch":
-                raise TopologyError(f"route {src} -> {dst} ended at host port {arrived}")
-            table = self.lfts.get(node.id)
-            if table is None or lid not in table:
-                raise TopologyError(
-                    f"route {src} -> {dst}: switch {node.label!r} has no LFT entry for LID {lid}"
-                )
-            out = table[lid]
-            if not 1 <= out <= node.num_ports:
-                raise TopologyError(
-                    f"route {src} -> {dst}: switch {node.label!r} forwards LID {lid} to port {out}, "
-                    f"which it does not have (it has {node.num_ports})"
-                )
-            here = PortRef(node.id, out)
-        raise TopologyError(f"route {src} -> {dst}: loop in forwarding tables")
-
-    def _updown_routes(self) -> _UpDown:
-        if self._updown is None:
-            self._updown = _UpDown(self)
-        return self._updown
-
-    def ecmp_paths(self, src: PortRef, dst: PortRef, limit: int = 64) -> list[tuple[LinkKey, ...]]:
-        """All shortest up/down paths (Ethernet ECMP), at most ``limit`` of them."""
-        return self._updown_routes().all_paths(src, dst, limit)
-
-    def copy(self) -> Fabric:
-        """A copy whose links can change state or width; nodes and cabling are shared."""
-        import copy
-
-        return Fabric(
-            name=self.name, source=self.source, nodes=self.nodes,
-            links={k: copy.copy(v) for k, v in self.links.items()},
-            lfts=self.lfts, port_lids=self.port_lids, _port_link=self._port_link,
-        )
-
-    def with_all_links_up(self) -> Fabric:
-        """A copy whose down links are up again: the routes the fabric had before they failed."""
-        up = self.copy()
-        up.lfts = {}
-        for link in up.links.values():
-            link.state = "up"
-        return up
-
-    def summary(self) -> dict[str, int]:
-        return {
-            # A host with several HCAs (one per rail) is one host: identity sets attrs["host"].
-            "hosts": len({n.attrs.get("host") or n.id for n in self.hosts()}),
-            "switches": len(self.switches()),
-            "links": len(self.links),
-        }
-
-
-class _UpDown:
-    """Up/down routing over switch levels, D-mod-K style.
-
-    A switch's level is its distance from the nearest host port (leaf = 1).
-    A packet climbs until it reaches a switch with the destination's leaf
-    below it, choosing among the up ports that still reach that leaf by the
-    destination index, so destinations spread evenly across spines, then
-    descends the same way. Tables are built once per fabric state.
-    """
-
-    def __init__(self, fabric: Fabric) -> None:
-        self.f = fabric
-        self.level: dict[str, int] = fabric.levels()
-        self.dst_index = {p: i for i, p in enumerate(fabric.host_ports())}
-        # hop[port] = (cable, the port at its far end), for every cabled port of a live link.
-        self.hop: dict[PortRef, tuple[LinkKey, PortRef]] = {}
-        for key, link in fabric.links.items():
-            if link.state != "down":
-                self.hop[key.a] = (key, key.b)
-                self.hop[key.b] = (key, key.a)
-        self.up: dict[str, list[PortRef]] = {}
-        self.down: dict[str, list[PortRef]] = {}
-        for sw in fabric.switches():
-            ups, downs = [], []
-            mine = self.level[sw.id]
-            for p in range(1, sw.num_ports + 1):
-                here = PortRef(sw.id, p)
-                far = self.hop.get(here)
-                if far is None:
-                    continue
-                peer_level = self.level.get(far[1].node, 0)
-                if peer_level > mine:
-                    ups.append(here)
-                elif peer_level < mine:
-                    downs.append(here)
-            self.up[sw.id] = ups
-            self.down[sw.id] = downs
-        by_level = sorted(fabric.switches(), key=lambda n: self.level[n.id])
-        interned: dict[frozenset[str], frozenset[str]] = {}  # equal sets share one object
-        # Leaves below each switch (equal sets shared).
-        self.below: dict[str, frozenset[str]] = {}
-        for sw in by_level:
-            leaves: set[str] = set()
-            for port in self.down[sw.id]:
-                peer = self.hop[port][1].node
-                if self.level.get(peer, 0) == 0:
-                    leaves.add(sw.id)
-                else:
-                    leaves |= self.below.get(peer, frozenset())
-            below = frozenset(leaves)
-            self.below[sw.id] = interned.setdefault(below, below)
-        # Down port numbers toward each leaf below, one table per wiring pattern: switches cabled
-        # alike (every core of a fat-tree: port p to pod p) share one, so 65,536 hosts need a handful.
-        patterns: dict[tuple[tuple[int, int], ...], dict[str, tuple[int, ...]]] = {}
-        self.down_to: dict[str, dict[str, tuple[int, ...]]] = {}
-        for sw in by_level:
-            groups = tuple((id(self.below[peer]), port.port) for port in self.down[sw.id]
-                           if self.level.get(peer := self.hop[port][1].node, 0) != 0)
-            table = patterns.get(groups)
-            if table is None:
-                built: dict[str, list[int]] = {}
-                for port in self.down[sw.id]:
-                    peer = self.hop[port][1].node
-                    if self.level.get(peer, 0) != 0:
-                        for leaf in self.below[peer]:
-                            built.setdefault(leaf, []).append(port.port)
-                table = patterns[groups] = {leaf: tuple(nums) for leaf, nums in built.items()}
-            self.down_to[sw.id] = table
-        # Leaves a switch reaches by going up then down: an up port is only taken
-        # when the switch above still reaches the destination.
-        self.reach: dict[str, frozenset[str]] = {}
-        self.up_common: dict[str, frozenset[str]] = {}
-        for sw in reversed(by_level):
-            aboves = {}
-            for port in self.up[sw.id]:
-                above = self.reach.get(self.hop[port][1].node, frozenset())
-                aboves[id(above)] = above
-            leaves = set(self.below[sw.id])
-            for above in aboves.values():
-                leaves |= above
-            common = frozenset.intersection(*aboves.values()) if aboves else frozenset()
-            reach = frozenset(leaves)
-            self.reach[sw.id] = interned.setdefault(reach, reach)
-            self.up_common[sw.id] = interned.setdefault(common, common)
-        self._up_to: dict[tuple[str, str], list[PortRef]] = {}
-
-    def _leaf_of(self, port: PortRef) -> str:
-        far = self.hop.get(port)
-        if far is None:
-            raise TopologyError(f"host port {port} is not cabled (or its link is down)")
-        return far[1].node
-
-    def _ups_toward(self, here: str, dst_leaf: str) -> list[PortRef]:
-        if dst_leaf in self.up_common[here]:
-            return self.up[here]
-        key = (here, dst_leaf)
-        found = self._up_to.get(key)
-        if found is None:
-            found = [p for p in self.up[here] if dst_leaf in self.reach.get(self.hop[p][1].node, ())]
-            self._up_to[key] = found
-        return found
-
-    def _downs_toward(self, here: str, dst_leaf: str) -> list[PortRef]:
-        """``here``'s down ports to switches that have ``dst_leaf`` below them, in port order."""
-        key = (here, dst_leaf)
-        found = self._down_to.get(key)
-        if found is None:
-            found = [p for p in self.down[here]
-                     if self.level.get(self.hop[p][1].node, 0) != 0 and dst_leaf in self.below.get(self.hop[p][1].node, ())]
-            self._down_to[key] = found
         return found
 
     def path(self, src: PortRef, dst: PortRef) -> tuple[LinkKey, ...]:
