@@ -65,35 +65,32 @@ class _State:
         self.passing_switch: Counter[str] = Counter()  # most flows through each switch in a round a test passed
         self.failing_switch: Counter[str] = Counter()  # most flows through each switch in a round a test failed
 
-    def saw_round(self, tests: Sequence[GroupTest], results: Sequence[GroupResult]) -> None:
-        """Switch loads of one round (its tests run at once: the whole round's flows meet in a switch)."""
-        loads: list[Counter[str]] = []
+    def saw(self, tests: Sequence[GroupTest], results: Sequence[GroupResult]) -> None:
+        """One round's results: the hosts and cable-direction loads of the tests that passed, and the
+        switch loads of the whole round (its tests run at once: their flows meet in a switch)."""
+        flows: list[list[list[Channel]] | None] = []
         for t in tests:
             try:
-                loads.append(switch_load(self.fabric, group_flows(self.fabric, t.members, t.test)))
+                flows.append(group_flows(self.fabric, t.members, t.test))
             except TopologyError:
-                loads.append(Counter())
+                flows.append(None)
+        loads = [switch_load(self.fabric, f) if f is not None else Counter() for f in flows]
         total: Counter[str] = Counter()
         for load in loads:
             total.update(load)
-        for load, r in zip(loads, results, strict=True):
+        for t, r, f, load in zip(tests, results, flows, loads, strict=True):
             if r.status not in ("ok", "hung"):
                 continue
-            seen = self.failing_switch if r.failed(self.slow_ratio) else self.passing_switch
+            failed = r.failed(self.slow_ratio)
+            seen = self.failing_switch if failed else self.passing_switch
             for sw in load:
                 seen[sw] = max(seen[sw], total[sw])
-
-    def saw(self, test: GroupTest, result: GroupResult) -> None:
-        if result.status != "ok" or result.failed(self.slow_ratio):
-            return
-        self.good.update(test.members)
-        try:
-            load = channel_load(group_flows(self.fabric, test.members, test.test))
-        except TopologyError:
-            return
-        for chan, n in load.items():
-            if n > self.passing_load[chan]:
-                self.passing_load[chan] = n
+            if failed or r.status != "ok":
+                continue
+            self.good.update(t.members)
+            for chan, n in channel_load(f or []).items():
+                if n > self.passing_load[chan]:
+                    self.passing_load[chan] = n
 
 
 def isolate(
@@ -120,9 +117,7 @@ def isolate(
         out.rounds += 1
         out.tests += len(tests)
         out.results.extend(results)
-        for t, r in zip(tests, results, strict=True):
-            state.saw(t, r)
-        state.saw_round(tests, results)
+        state.saw(tests, results)
         return results
 
     failing: list[GroupTest] = []
@@ -180,8 +175,8 @@ def _bisect_switches(state: _State, run: Callable[[list[GroupTest]], list[GroupR
     the part all of them loaded beyond what passed is a switch (a spine's buffer under full bisection)
     when several are equally likely. Load half of them at a time with a one-way ``fan`` that crosses
     no other candidate, as hard as the failing round did, and keep the half that fails."""
-    cands = sorted(sw for sw, n in state.failing_switch.items() if n > state.passing_switch[sw]
-                   and state.fabric.nodes[sw].kind == "switch" and _between_switches(state.fabric, sw))
+    levels = state.fabric.levels()  # above the leaves: where a round's flows from many leaves meet
+    cands = sorted(sw for sw, n in state.failing_switch.items() if n > state.passing_switch[sw] and levels[sw] > 1)
     while len(cands) > 1 and more():
         half = cands[: len(cands) // 2]
         probe = _switch_probe(state, half, set(cands))
@@ -191,15 +186,6 @@ def _bisect_switches(state: _State, run: Callable[[list[GroupTest]], list[GroupR
         if result.status not in ("ok", "hung"):
             return  # could not test: no evidence either way
         cands = half if result.failed(state.slow_ratio) else cands[len(cands) // 2:]
-
-
-def _between_switches(fabric: Fabric, sw: str) -> bool:
-    """Whether no host is cabled to ``sw`` (a spine or core switch: where a round's flows meet)."""
-    for link in fabric.node_links(sw):
-        far = link.key.b.node if link.key.a.node == sw else link.key.a.node
-        if fabric.nodes[far].kind == "host":
-            return False
-    return True
 
 
 def _switch_probe(state: _State, load: list[str], cands: set[str]) -> GroupTest | None:
@@ -221,8 +207,7 @@ def _switch_probe(state: _State, load: list[str], cands: set[str]) -> GroupTest 
     through: dict[str, list[PortRef]] = {sw: [] for sw in load}
     for r in pool:
         try:
-            crossed = {sw for s in senders for sw in switch_load(fabric, [directed(fabric.path(s, r), s)])
-                       if sw in cands}
+            crossed = set(switch_load(fabric, [directed(fabric.path(s, r), s) for s in senders])) & cands
         except TopologyError:
             continue
         if len(crossed) == 1 and (sw := next(iter(crossed))) in through:
