@@ -373,21 +373,26 @@ def pair_result(spec: PairSpec, raw: RawRun) -> PairResult:
     return PairResult(status=status, busbw_gbps=bw, algbw_gbps=alg, wrong=wrong, **common)
 
 
-def _from_nccl_tests(spec: PairSpec, raw: RawRun, common: dict[str, Any]) -> PairResult:
-    """One nccl-tests run's output as a PairResult: its peak busbw, ``wrong`` when the data check failed.
-
-    The launcher starts one binary, so the output must hold exactly one complete
-    run; anything else (truncated, failed, several runs) is an ``error`` naming the line.
-    """
-    text = "\n".join(raw.outputs)
+def _one_nccl_run(raw: RawRun, source: str) -> tuple[Any, str | None]:
+    """The one complete nccl-tests run in a test's output (the launcher starts one binary), and its
+    status (``wrong`` when the data check failed); else None and why (truncated, failed, several runs),
+    naming the line."""
     try:
-        runs = parse_nccl_tests(text, source=f"{spec.src}->{spec.dst}")
+        runs = parse_nccl_tests("\n".join(raw.outputs), source=source)
     except ParseError as exc:
-        return PairResult(status="error", busbw_gbps=None, error=str(exc), **common)
+        return None, str(exc)
     if len(runs) != 1:
-        return PairResult(status="error", busbw_gbps=None, error=f"{len(runs)} nccl-tests runs in one test's output", **common)
+        return None, f"{len(runs)} nccl-tests runs in one test's output"
     run = runs[0]
-    status = "wrong" if run.corrupted else ("ok" if raw.status == "ok" else "error")
+    return run, "wrong" if run.corrupted else ("ok" if raw.status == "ok" else "error")
+
+
+def _from_nccl_tests(spec: PairSpec, raw: RawRun, common: dict[str, Any]) -> PairResult:
+    """One nccl-tests run's output as a PairResult: its peak busbw, ``wrong`` when the data check failed,
+    ``error`` when the output does not hold exactly one complete run."""
+    run, status = _one_nccl_run(raw, f"{spec.src}->{spec.dst}")
+    if run is None:
+        return PairResult(status="error", busbw_gbps=None, error=status, **common)
     return PairResult(
         status=status, busbw_gbps=run.peak_busbw_gbps(), algbw_gbps=run.peak_algbw_gbps(), wrong=run.wrong,
         error=None if status != "error" else _tail(raw.errors), **common,
@@ -421,19 +426,12 @@ def _group_from_nccl_tests(spec: GroupLaunchSpec, raw: RawRun, common: dict[str,
     """One nccl-tests run over the group as a GroupResult: its peak busbw (the collective's, which the
     slowest rank sets), ``wrong`` when the data check failed, ``error`` when the output holds no complete
     run, or a run over another number of ranks than the group has members."""
-    text = "\n".join(raw.outputs)
-    try:
-        runs = parse_nccl_tests(text, source=spec.label or f"{spec.test} over {len(spec.members)} ranks")
-    except ParseError as exc:
-        return GroupResult(status="error", busbw_gbps=None, error=str(exc), **common)
-    if len(runs) != 1:
-        return GroupResult(status="error", busbw_gbps=None, error=f"{len(runs)} nccl-tests runs in one test's output",
-                           **common)  # fmt: skip
-    run = runs[0]
+    run, status = _one_nccl_run(raw, spec.label or f"{spec.test} over {len(spec.members)} ranks")
+    if run is None:
+        return GroupResult(status="error", busbw_gbps=None, error=status, **common)
     if run.ranks_problem is None and run.nranks is not None and run.nranks != len(spec.members):
         return GroupResult(status="error", busbw_gbps=None, error=f"nccl-tests ran {run.nranks} ranks, the group has "
                            f"{len(spec.members)} members", **common)  # fmt: skip
-    status = "wrong" if run.corrupted else ("ok" if raw.status == "ok" else "error")
     return GroupResult(status=status, busbw_gbps=run.peak_busbw_gbps(), wrong=run.wrong,
                        error=None if status != "error" else _tail(raw.errors) or f"exit codes {raw.returncodes}",
                        **common)  # fmt: skip
