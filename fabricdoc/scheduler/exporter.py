@@ -79,7 +79,7 @@ from pathlib import Path
 from typing import get_args
 
 from fabricdoc.errors import FabricdocError
-from fabricdoc.model.counters import COUNTERS, PATTERNS
+from fabricdoc.model.counters import canonical_class, deltas
 from fabricdoc.model.counters import totals as counter_totals
 from fabricdoc.model.findings import Finding, FindingKind
 from fabricdoc.model.severity import SEVERITIES
@@ -122,7 +122,6 @@ NODE_EXPORTER_NAMES: dict[str, str] = {
 }
 # Counter classes whose movement makes a port worth its own series by default.
 _ALARM_CLASSES = frozenset({"error", "event"})
-_CLASS_OF: dict[str, str] = {d.canonical: d.cls for d in [*COUNTERS.values(), *(d for _, d in PATTERNS)]}
 _IB_STATE_ID = {"up": 4, "down": 1}  # node_exporter's state_id: 1 down, 4 active
 _LOADED_HELP = "1 when the report file was read, validated and is fresh enough to act on"
 _READY_HELP = "1 once the exporter has read its files and serves their series; 0 while it starts (none yet)"
@@ -193,7 +192,6 @@ def read_history(path: Path) -> HistoryView:
     Only each port's newest two samples are read (the store picks them in SQL), and
     their deltas are computed together (:func:`fabricdoc.model.counters.deltas`).
     """
-    from fabricdoc.model.counters import deltas
     from fabricdoc.report.history import History  # pandas: loaded off the serving path
 
     with History(path, create=False) as h:
@@ -223,7 +221,7 @@ def read_history(path: Path) -> HistoryView:
         hp = ports[(d.port.node, int(d.port.port))]
         if d.per_second is not None and d.per_second == d.per_second:  # NaN when the interval was 0
             hp.rates[d.name] = float(d.per_second)
-        if d.value and _CLASS_OF.get(d.name) in _ALARM_CLASSES:
+        if d.value and canonical_class(d.name) in _ALARM_CLASSES:
             hp.alarm = True
     return HistoryView(ports, sweeps, newest)
 
