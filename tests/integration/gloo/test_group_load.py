@@ -35,6 +35,8 @@ from fabricdoc.sources.group_launch import group_runner
 from fabricdoc.sweep import LauncherMeasure, SweepConfig, measure_and_retest
 from tests.helpers.measured import usable_lab
 
+pytestmark = [pytest.mark.netns, pytest.mark.gloo, pytest.mark.slow]
+
 RATE_MBIT, SLOW_MBIT = 100.0, 25.0
 
 
@@ -45,6 +47,11 @@ def _lab():
     return mod, fabric
 
 
+def _leaf01_uplink(fabric):
+    """The one cable between leaf01 and the spine: the one the tests fault."""
+    return next(k for k in fabric.links if {k.a.node, k.b.node} == {"leaf01", "spine01"})
+
+
 def _address(lab, fabric) -> None:
     for host in fabric.hosts():
         port = PortRef(host.id, 1)
@@ -52,9 +59,6 @@ def _address(lab, fabric) -> None:
                       "addresses": {1: lab.address_of(port)}}
 
 
-@pytest.mark.netns
-@pytest.mark.gloo
-@pytest.mark.slow
 def test_group_collectives_run_through_the_netns_launcher_and_check_their_data():
     mod, fabric = _lab()
     hosts = tuple(fabric.host_ports())
@@ -73,12 +77,9 @@ def test_group_collectives_run_through_the_netns_launcher_and_check_their_data()
         assert 0.05 < g.ratio < 1.2, (g.test, g.busbw_gbps, g.expected_gbps)  # measured, in the model's range
 
 
-@pytest.mark.netns
-@pytest.mark.gloo
-@pytest.mark.slow
 def test_group_isolation_alone_names_a_slow_uplink_from_the_groups_routed_paths():
     mod, fabric = _lab()
-    uplink = next(k for k in fabric.links if {k.a.node, k.b.node} == {"leaf01", "spine01"})
+    uplink = _leaf01_uplink(fabric)
     # Ring all_reduce groups: gloo's ring is what the model says (tests/integration/gloo/test_measured.py,
     # within 20%) and reaches ~0.9 of a shaped link; gloo's alltoall runs its exchanges in stages, so it
     # loads cables less at once than the flow model assumes.
@@ -101,12 +102,9 @@ def test_group_isolation_alone_names_a_slow_uplink_from_the_groups_routed_paths(
     assert first.evidence_of(GroupLoadEvidence), first
 
 
-@pytest.mark.netns
-@pytest.mark.gloo
-@pytest.mark.slow
 def test_a_load_only_uplink_the_pair_rounds_pass_is_found_by_the_groups_and_named():
     mod, fabric = _lab()
-    uplink = next(k for k in fabric.links if {k.a.node, k.b.node} == {"leaf01", "spine01"})
+    uplink = _leaf01_uplink(fabric)
     options = Options(slow_ratio=0.3)  # gloo's alltoall reaches ~0.5 of the flow model's figure when healthy
     with mod.NetnsLab(fabric) as lab:
         _address(lab, fabric)

@@ -81,6 +81,15 @@ def assert_names(exc: pytest.ExceptionInfo[ParseError], source: Path | str, line
         assert word in err.reason
 
 
+def assert_refused(parse, path: Path, line_no: int, old: str, new: str, *words: str, **kw) -> None:
+    """``parse`` (a parser taking text and source) refuses ``path`` with ``old`` replaced by ``new`` on
+    line ``line_no``, naming that file and line and each of ``words``."""
+    text = edit_line(path, line_no, old, new)
+    with pytest.raises(ParseError) as exc:
+        parse(text, str(path), **kw)
+    assert_names(exc, path, line_no, *words)
+
+
 # -- ibnetdiscover --------------------------------------------------------------------------
 
 
@@ -91,10 +100,8 @@ def test_the_real_quantum2_capture_declares_65_ports_and_parses():
 
 @pytest.mark.parametrize("count", [HUGE, 256, 0])
 def test_a_node_declaring_a_port_count_outside_1_to_255_is_refused(count):
-    text = edit_line(IBND, 19, "Switch  65 ", f"Switch  {count} ")
-    with pytest.raises(ParseError) as exc:
-        parse_ibnetdiscover(text, str(IBND), partial=True)
-    assert_names(exc, IBND, 19, str(count), "1..255")
+    assert_refused(parse_ibnetdiscover, IBND, 19, "Switch  65 ", f"Switch  {count} ", str(count), "1..255",
+                   partial=True)
 
 
 def test_a_393_byte_file_declaring_4e9_ports_is_refused_by_the_saved_file_reader(tmp_path):
@@ -113,18 +120,13 @@ def test_a_393_byte_file_declaring_4e9_ports_is_refused_by_the_saved_file_reader
     ('"S-fc6a1c030091cf00"[63]', '"S-fc6a1c030091cf00"[256]', ("remote port", "256")),
 ])
 def test_a_cable_end_outside_8_bits_is_refused(old, new, words):
-    text = edit_line(IBND, 20, old, new)
-    with pytest.raises(ParseError) as exc:
-        parse_ibnetdiscover(text, str(IBND), partial=True)
-    assert_names(exc, IBND, 20, *words)
+    assert_refused(parse_ibnetdiscover, IBND, 20, old, new, *words, partial=True)
 
 
 def test_a_cable_to_a_port_its_far_node_does_not_have_is_refused():
     # Line 35: the leaf's port 1 leads to 'h4-1-gpu HCA-4' port 1, a one-port CA described at line 155.
-    text = edit_line(IBND, 35, '"H-5c25730300e68e86"[1]', '"H-5c25730300e68e86"[2]')
-    with pytest.raises(ParseError) as exc:
-        parse_ibnetdiscover(text, str(IBND), partial=True)
-    assert_names(exc, IBND, 35, "remote port 2", "'h4-1-gpu HCA-4'", "1-port", "line 155")
+    assert_refused(parse_ibnetdiscover, IBND, 35, '"H-5c25730300e68e86"[1]', '"H-5c25730300e68e86"[2]',
+                   "remote port 2", "'h4-1-gpu HCA-4'", "1-port", "line 155", partial=True)
 
 
 @pytest.mark.parametrize(("old", "new", "word"), [
@@ -132,10 +134,7 @@ def test_a_cable_to_a_port_its_far_node_does_not_have_is_refused():
     ("SW  1719 10 0x7cfe9003009ce5b0 (", "SW  1719 256 0x7cfe9003009ce5b0 (", "peer port 256"),
 ])
 def test_a_ports_report_line_with_a_port_outside_1_to_255_is_refused(old, new, word):
-    text = edit_line(PORTS_REPORT, 1, old, new)
-    with pytest.raises(ParseError) as exc:
-        parse_ibnetdiscover_ports(text, str(PORTS_REPORT))
-    assert_names(exc, PORTS_REPORT, 1, word)
+    assert_refused(parse_ibnetdiscover_ports, PORTS_REPORT, 1, old, new, word)
 
 
 # -- ibdiagnet ------------------------------------------------------------------------------
@@ -178,10 +177,7 @@ def test_an_ibdiagnet_run_naming_a_port_past_its_nodes_count_is_refused(tmp_path
 ])
 def test_an_lst_link_end_with_a_port_or_count_outside_its_node_is_refused(old, new, word):
     path = DIAG / "ibdiagnet2.lst"
-    text = edit_line(path, 8, old, new)
-    with pytest.raises(ParseError) as exc:
-        diag.parse_ibdiagnet_lst(text, str(path))
-    assert_names(exc, path, 8, word)
+    assert_refused(diag.parse_ibdiagnet_lst, path, 8, old, new, word)
 
 
 def test_net_dump_pm_cables_and_fdbs_refuse_a_port_outside_8_bits():
@@ -222,10 +218,7 @@ def test_the_unedited_ibdiagnet_files_still_read():
     ("3   40[  ]", f"3   {2**64}[  ]", ("remote port", str(2**64))),
 ])
 def test_an_iblinkinfo_port_line_with_a_port_outside_1_to_255_is_refused(old, new, words):
-    text = edit_line(ILI, 2, old, new)
-    with pytest.raises(ParseError) as exc:
-        parse_iblinkinfo(text, str(ILI))
-    assert_names(exc, ILI, 2, *words)
+    assert_refused(parse_iblinkinfo, ILI, 2, old, new, *words)
 
 
 def test_the_unedited_iblinkinfo_capture_reads_its_ports_as_printed():
@@ -240,10 +233,7 @@ def test_the_unedited_iblinkinfo_capture_reads_its_ports_as_printed():
     (5, "port 6:", f"port {HUGE}:", (str(HUGE), "0..255")),  # leaf02, a switch
 ])
 def test_an_ibqueryerrors_port_outside_its_nodes_range_is_refused(line_no, old, new, words):
-    text = edit_line(IQE, line_no, old, new)
-    with pytest.raises(ParseError) as exc:
-        parse_ibqueryerrors(text, str(IQE))
-    assert_names(exc, IQE, line_no, *words)
+    assert_refused(parse_ibqueryerrors, IQE, line_no, old, new, *words)
 
 
 def test_a_switchs_port_0_in_ibqueryerrors_is_read():
@@ -256,10 +246,7 @@ def test_a_switchs_port_0_in_ibqueryerrors_is_read():
                                             (str(HUGE), ("egress port", str(HUGE)))])
 def test_an_ibroute_entry_with_an_egress_port_outside_8_bits_is_refused(new, words):
     line = line_of(IBROUTE, "0x0001 005 ")
-    text = edit_line(IBROUTE, line, "0x0001 005 ", f"0x0001 {new} ")
-    with pytest.raises(ParseError) as exc:
-        parse_ibroute(text, str(IBROUTE))
-    assert_names(exc, IBROUTE, line, *words)
+    assert_refused(parse_ibroute, IBROUTE, line, "0x0001 005 ", f"0x0001 {new} ", *words)
 
 
 def _switch_ports() -> dict[str, int]:
@@ -289,10 +276,7 @@ def test_an_lft_entry_past_the_switchs_port_count_is_refused_when_the_count_is_k
 
 def test_a_dump_fts_dr_path_port_outside_8_bits_is_refused():
     line = line_of(DUMP_FTS, "Unicast lids [0x0-0x16] of switch DR path slid 0; dlid 0; 0,1,6 ")
-    text = edit_line(DUMP_FTS, line, "0,1,6 ", "0,1,256 ")
-    with pytest.raises(ParseError) as exc:
-        parse_routes(text, str(DUMP_FTS))
-    assert_names(exc, DUMP_FTS, line, "DR path port 256")
+    assert_refused(parse_routes, DUMP_FTS, line, "0,1,6 ", "0,1,256 ", "DR path port 256")
 
 
 @pytest.mark.parametrize(("line_no", "old", "new", "words"), [
@@ -304,10 +288,7 @@ def test_a_dump_fts_dr_path_port_outside_8_bits_is_refused():
     (6, "portnum 1 ", "portnum 256 ", ("portnum 256",)),
 ])
 def test_an_ibtracert_hop_with_a_port_outside_its_range_is_refused(line_no, old, new, words):
-    text = edit_line(TRACE, line_no, old, new)
-    with pytest.raises(ParseError) as exc:
-        parse_ibtracert(text, str(TRACE))
-    assert_names(exc, TRACE, line_no, *words)
+    assert_refused(parse_ibtracert, TRACE, line_no, old, new, *words)
 
 
 def test_an_ibtracert_from_a_switch_may_start_at_its_port_0():
