@@ -139,7 +139,7 @@ class ReportIndex:
     """Lookups the screens need, built once per report: nodes, links, findings per component.
 
     The screens share one index, and with it one :class:`Fabric` rebuilt from the report
-    (:meth:`fabric`) and one answer to where each switch sits (:func:`switch_level`).
+    (:meth:`fabric`, for routes) and one answer to where each switch sits (:func:`switch_level`).
     """
 
     def __init__(self, report: Report) -> None:
@@ -151,7 +151,7 @@ class ReportIndex:
 
     def fabric(self) -> Fabric:
         """The report's fabric (:meth:`Report.fabric_model`), rebuilt once and shared by every screen
-        and thread (switch levels, routes): seconds on a 65,536-host report, so call it off the event loop."""
+        and thread (the map's routes): about a second on a 65,536-host report, so call it off the event loop."""
         with self._fabric_lock:
             if self._fabric is None:
                 self._fabric = self.report.fabric_model()
@@ -399,7 +399,8 @@ def switch_level(index: ReportIndex) -> dict[str, int]:
 
 
 def switch_level_known(index: ReportIndex) -> bool:
-    """Whether :func:`switch_level` answers at once: no fabric to rebuild (seconds on a large report)."""
+    """Whether :func:`switch_level` answers at once: levels given or worked out already (walking the
+    cabling of a large report takes most of a second)."""
     return index._switch_level is not None or _level_attributes(index) is not None
 
 

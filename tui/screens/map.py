@@ -232,7 +232,7 @@ class MapTab(ReportTab):
             return _Routed(model)
         if model is not None and hasattr(model, "fabric"):
             return model.fabric
-        return self.index.fabric()  # the one the map's levels were worked out on, if they were
+        return self.index.fabric()  # rebuilt once per report, shared with the other screens
 
     def _set_route(self, hops: list[Hop], note: Text | None) -> None:
         self.hops = hops

@@ -261,7 +261,7 @@ def test_the_overview_and_the_map_put_every_switch_at_the_level_the_fabric_model
 
 
 @async_test
-async def test_without_level_attributes_the_tree_map_and_routes_share_one_rebuilt_fabric(monkeypatch):
+async def test_without_level_attributes_levels_come_from_the_cabling_and_only_routes_rebuild_the_fabric_once(monkeypatch):
     report = unlevelled_report()
     built = []
     rebuild = Report.fabric_model
@@ -281,6 +281,7 @@ async def test_without_level_attributes_the_tree_map_and_routes_share_one_rebuil
                                                        ["hosts", "4"]]
         tab, fm = await open_map(pilot)
         assert set(tab.grid.rows) == {"leaf01", "leaf02", "island1", "island2"}
+        assert built == []  # the tree's and the map's levels walked the report's cabling, no Fabric rebuilt
         await pilot.press("p", *"node0001 node0003", "enter")
         await settle(pilot, lambda: bool(tab.hops), "the route")
         assert [h.dst[0] for h in tab.hops] == ["leaf01", tab.hops[1].dst[0], "leaf02", "node0003"]
