@@ -389,7 +389,7 @@ def switch_level(index: ReportIndex) -> dict[str, int]:
     if cached is None:
         cached = _level_attributes(index)
         if cached is None:  # the fabric model's rule over the report's cabling (no Fabric rebuilt)
-            from fabricdoc.model.topology import hop_levels  # networkx: loaded when needed
+            from fabricdoc.model.topology import hop_levels  # networkx, numpy: loaded when needed
 
             levels = hop_levels({nid: n["kind"] for nid, n in index.nodes.items()},
                                 ((lk["a"][0], lk["b"][0]) for lk in index._topo_links))
