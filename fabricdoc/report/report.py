@@ -68,6 +68,9 @@ class Report:
     errors: list[str] = field(default_factory=list)
     drain_held: list[Held] = field(default_factory=list)  # drains a drain policy held back, with why
     drain_policy: dict[str, Any] | None = None  # the policy the drain list went through, when one did
+    # The saved column blocks, kept as read when :meth:`load` was told to (``keep_columns``, see there).
+    _topology_columns: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    _pairs_columns: dict[str, Any] | None = field(default=None, repr=False, compare=False)
 
     @property
     def slow_ratio(self) -> float:
@@ -147,14 +150,17 @@ class Report:
             "drain_policy": self.drain_policy,
             "tests": self.tests,
             "probes": self.probes,
-            "pairs": self.pairs,
+            "pairs": self.pairs if self._pairs_columns is None else from_pair_columns(self._pairs_columns),
         }
         if self.groups:
             out["groups"] = self.groups
         if self.impact is not None:
             out["impact"] = self.impact
-        if self.topology is not None:
-            out["topology"] = self.topology
+        topology = self.topology
+        if topology is None and self._topology_columns is not None:  # kept as columns: nothing is lost
+            topology = from_topology_columns(self._topology_columns)
+        if topology is not None:
+            out["topology"] = topology
         return out
 
     def to_document(self) -> dict[str, Any]:
@@ -164,9 +170,10 @@ class Report:
         if topo is not None and len(topo["nodes"]) + len(topo["links"]) > COMPACT_MIN:
             del out["topology"]
             out["topology_columns"] = topology_columns(topo)
-        if len(self.pairs) > COMPACT_MIN:
+        pairs = out["pairs"]
+        if len(pairs) > COMPACT_MIN:
             del out["pairs"]
-            out["pairs_columns"] = pair_columns(self.pairs)
+            out["pairs_columns"] = pair_columns(pairs)
         return out
 
     def to_json(self, indent: int | None = 2) -> str:
@@ -181,10 +188,14 @@ class Report:
         return text
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any], source: str = "report") -> Report:
+    def from_dict(cls, data: dict[str, Any], source: str = "report", *, keep_columns: bool = False) -> Report:
         from fabricdoc.report.schema import validate_report
 
         validate_report(data, source)
+        columns = data.get("topology_columns")
+        pair_cols = data.get("pairs_columns")
+        keep = columns is not None and keep_columns
+        keep_pairs = pair_cols is not None and keep_columns
         return cls(
             schema=data["schema"],
             generated_at=data["generated_at"],
@@ -202,19 +213,26 @@ class Report:
             drain_policy=data.get("drain_policy"),
             tests=data["tests"],
             probes=data.get("probes", []),
-            pairs=from_pair_columns(data["pairs_columns"]) if "pairs_columns" in data else data.get("pairs", []),
+            pairs=[] if keep_pairs else from_pair_columns(pair_cols) if pair_cols is not None else data.get("pairs", []),
             groups=data.get("groups", []),
             impact=data.get("impact"),
-            topology=(from_topology_columns(data["topology_columns"]) if "topology_columns" in data
-                      else data.get("topology")),
+            topology=None if keep else from_topology_columns(columns) if columns is not None else data.get("topology"),
+            _topology_columns=columns if keep else None,
+            _pairs_columns=pair_cols if keep_pairs else None,
         )
 
     @classmethod
-    def load(cls, path: str | Path) -> Report:
-        """Read and validate a saved report; a bad file is a one-line error naming it."""
+    def load(cls, path: str | Path, *, keep_columns: bool = False) -> Report:
+        """Read and validate a saved report; a bad file is a one-line error naming it.
+
+        ``keep_columns``: a topology or pair list saved as columns stays columns (``topology`` None,
+        ``pairs`` empty; :meth:`fabric_model` builds from the columns and saving writes them back), for
+        a reader that only rebuilds the fabric: expanding 196,608 cables into dicts costs the impact
+        model's process a fifth of a second.
+        """
         path = Path(path)
         with gc_paused():  # hundreds of thousands of new dicts: each collection pass would walk them all
-            return cls.from_dict(loads_json(read_text(path, "report"), str(path)), str(path))
+            return cls.from_dict(loads_json(read_text(path, "report"), str(path)), str(path), keep_columns=keep_columns)
 
     def save(self, path: str | Path) -> Path:
         return write_atomic(path, self.to_json() + "\n")
@@ -230,6 +248,8 @@ class Report:
 
     def fabric_model(self) -> Fabric:
         """Rebuild the :class:`Fabric` from the report's topology section."""
+        if self.topology is None and self._topology_columns is not None:
+            return fabric_from_columns(self._topology_columns)
         if not self.topology:
             raise FabricdocError("report has no topology section (written with --no-topology?)")
         return fabric_from_topology(self.topology)
@@ -398,6 +418,27 @@ def from_pair_columns(cols: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 @gc_paused()  # it only allocates: 196,608 links at 65,536 hosts, no garbage for a collection pass to find
+def fabric_from_columns(cols: dict[str, Any], name: str = "report") -> Fabric:
+    """:func:`fabric_from_topology` of :func:`topology_columns`, without the lists of dicts between."""
+    n, lk = cols["nodes"], cols["links"]
+    fabric = Fabric(name=name, source="report")
+    attrs = n.get("attrs", {})
+    keys = list(attrs)
+    ids = n["id"]
+    guids = n["guid"] if "guid" in n else [None] * len(ids)
+    rows = zip(*(attrs[k] for k in keys), strict=True) if keys else [()] * len(ids)
+    for nid, kind, label, ports, guid, values in zip(ids, n["kind"], n["label"], n["ports"], guids, rows, strict=True):
+        fabric.add_node(Node(id=nid, kind=kind, label=label, num_ports=ports, guid=guid,
+                             attrs={k: v for k, v in zip(keys, values, strict=True) if v is not None}))
+    fabric.add_links(
+        (PortRef(ids[a], pa), PortRef(ids[b], pb), lanes, rate, max_lanes, max_rate, state)
+        for a, pa, b, pb, lanes, rate, max_lanes, max_rate, state in zip(
+            lk["a"], lk["a_port"], lk["b"], lk["b_port"], *(lk[f] for f in _LINK_FIELDS), strict=True)
+    )
+    return fabric
+
+
+@gc_paused()  # it only allocates: 196,608 links at 65,536 hosts, no garbage for a collection pass to find
 def fabric_from_topology(topo: dict[str, Any], name: str = "report") -> Fabric:
     """Inverse of :func:`topology_dict`."""
     fabric = Fabric(name=name, source="report")
@@ -405,14 +446,9 @@ def fabric_from_topology(topo: dict[str, Any], name: str = "report") -> Fabric:
         fabric.add_node(
             Node(id=n["id"], kind=n["kind"], label=n["label"], num_ports=n["ports"], guid=n.get("guid"), attrs=dict(n.get("attrs", {})))
         )
-    for lk in topo["links"]:
-        fabric.add_link(
-            PortRef(lk["a"][0], lk["a"][1]),
-            PortRef(lk["b"][0], lk["b"][1]),
-            lanes=lk["lanes"],
-            lane_gbps=lk["lane_gbps"],
-            max_lanes=lk.get("max_lanes"),
-            max_lane_gbps=lk.get("max_lane_gbps"),
-            state=lk.get("state", "up"),
-        )
+    fabric.add_links(
+        (PortRef(lk["a"][0], lk["a"][1]), PortRef(lk["b"][0], lk["b"][1]), lk["lanes"], lk["lane_gbps"],
+         lk.get("max_lanes"), lk.get("max_lane_gbps"), lk.get("state", "up"))
+        for lk in topo["links"]
+    )
     return fabric
