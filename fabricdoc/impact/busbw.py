@@ -64,6 +64,7 @@ from fabricdoc.model.memory import gc_paused
 from fabricdoc.model.paths import directed
 from fabricdoc.model.records import LinkKey, PortRef
 from fabricdoc.model.topology import Fabric
+from fabricdoc.model.updown_arrays import NO_CABLE, ROUTED, Cabling, UpDownArrays
 
 Algorithm = Literal["ring", "tree"]
 State = Literal["nominal", "now"]
@@ -98,8 +99,8 @@ class ImpactModel:
         n_dir = 2 * len(self.keys)
         self.unroutable = n_dir  # one extra slot of capacity 0 for flows without a route
         self.effects, self.unmapped = link_effects(fabric, self.findings)
-        nominal = np.array([fabric.links[k].nominal_gbps for k in self.keys], dtype=float)
-        now = np.array([fabric.links[k].capacity_gbps for k in self.keys], dtype=float)
+        nominal = np.fromiter((lk.nominal_gbps for lk in fabric.links.values()), dtype=float, count=len(self.keys))
+        now = np.fromiter((lk.capacity_gbps for lk in fabric.links.values()), dtype=float, count=len(self.keys))
         for key, eff in self.effects.items():
             i = self.index[key]
             now[i] = min(now[i], eff.capacity_gbps)
@@ -116,16 +117,25 @@ class ImpactModel:
         )
         self.routes: dict[str, Fabric] = {"nominal": nominal_routes, "now": now_routes}
         self._down_now = down_now
-        self._flows: dict[str, dict[int, np.ndarray]] = {"nominal": {}, "now": {}}
+        self._flows: dict[str, dict[int, tuple[int, ...]]] = {"nominal": {}, "now": {}}
         if now_routes is nominal_routes:
             self._flows["now"] = self._flows["nominal"]
+        self._cabling: Cabling | None = None
+        self._arrays: dict[str, UpDownArrays | None] = {}
+        self._own_arrays: dict[str, UpDownArrays] = {}  # the fabric's own routing, for fabric_path
+        self._port_arrays: tuple[np.ndarray, np.ndarray] | None = None  # self.ports as node indexes, numbers
 
         # Scheduler host name -> its cabled ports in rail order.
         # (host_rails leaves out HCAs no description names: they cannot be a job's host.)
         self.host_ports: dict[str, list[PortRef]] = host_rails(fabric)
         self.ports: list[PortRef] = [p for ports in self.host_ports.values() for p in ports]
         self.port_id = {p: i for i, p in enumerate(self.ports)}
-        self._host_port_ids = {h: [self.port_id[p] for p in ports] for h, ports in self.host_ports.items()}
+        # Port ids by host: row ``_host_row[h]`` of ``_port_table``, rail by rail (-1 past a host's last rail).
+        self._host_row = {h: i for i, h in enumerate(self.host_ports)}
+        counts = np.fromiter(map(len, self.host_ports.values()), dtype=np.int64, count=len(self.host_ports))
+        rail = np.arange(int(counts.max(initial=0)), dtype=np.int64)
+        table = (np.cumsum(counts) - counts)[:, None] + rail[None, :]  # self.ports lists them host by host
+        self._port_table = np.where(rail[None, :] < counts[:, None], table, -1)
         self._rail_count = {h: len(ports) for h, ports in self.host_ports.items()}
         counts = set(self._rail_count.values())
         self._uniform_rails = counts.pop() if len(counts) == 1 else None  # every host has as many ports
@@ -181,15 +191,74 @@ class ImpactModel:
         keys = (src.astype(np.int64) * len(self.ports) + dst).tolist()
         out = list(map(cache.get, keys))  # tuples: ``None in out`` never compares arrays
         if None in out:
-            ports = self.ports
-            n = len(ports)
-            for i in [i for i, got in enumerate(out) if got is None]:
-                key = keys[i]
-                got = cache.get(key)
-                if got is None:
-                    got = cache[key] = self._route(state, ports[key // n], ports[key % n])
-                out[i] = got
+            missing = list(dict.fromkeys(keys[i] for i, got in enumerate(out) if got is None))
+            self._route_many(state, missing)
+            out = list(map(cache.__getitem__, keys))
         return out  # type: ignore[return-value]
+
+    def _route_many(self, state: str, flow_keys: list[int]) -> None:
+        """Route the flows ``src port id * len(ports) + dst port id`` into the state's cache: all at
+        once on the fabric's up/down rule (:mod:`fabricdoc.model.updown_arrays`), one by one where
+        the state routes by forwarding tables or that rule leaves a pair to ``Fabric.path``."""
+        cache = self._flows[state]
+        ports = self.ports
+        n = len(ports)
+        arrays = self._arrays_of(state)
+        if arrays is None:
+            for key in flow_keys:
+                cache[key] = self._route(state, ports[key // n], ports[key % n])
+            return
+        if self._port_arrays is None:
+            assert self._cabling is not None  # built with the arrays
+            self._port_arrays = self._cabling.port_arrays(ports)
+        nodes, nums = self._port_arrays
+        keys = np.asarray(flow_keys, dtype=np.int64)
+        src, dst = keys // n, keys % n
+        routes, status = arrays.routes_of(nodes[src], nums[src], nodes[dst], nums[dst])
+        if (status == ROUTED).all():
+            cache.update(zip(flow_keys, routes, strict=True))  # type: ignore[arg-type]
+            return
+        for key, got, st in zip(flow_keys, routes, status.tolist(), strict=True):
+            if st == ROUTED:
+                cache[key] = got  # type: ignore[assignment]
+            elif st == NO_CABLE:  # Fabric.path and its ECMP stand-in both refuse such a pair
+                cache[key] = (self.unroutable,)
+            else:
+                cache[key] = self._route(state, ports[key // n], ports[key % n])
+
+    def fabric_path(self, src: PortRef, dst: PortRef) -> tuple[LinkKey, ...]:
+        """``fabric.path(src, dst)`` (the fabric's own routes, not a state's), from routing arrays where
+        the fabric routes up/down: the per-switch tables ``Fabric.path`` builds cost seconds on a large fabric."""
+        arrays = None
+        if not self.fabric.lfts:
+            same = [s for s, routes in self.routes.items() if routes is self.fabric]
+            arrays = self._arrays_of(same[0]) if same else self._fabric_arrays()
+        if arrays is not None:
+            got, status = arrays.routes([src], [dst])
+            if status[0] == ROUTED:
+                return tuple(self.keys[c // 2] for c in got[0])  # type: ignore[union-attr]
+        return self.fabric.path(src, dst)  # raises, or routes what the arrays leave to it
+
+    def _fabric_arrays(self) -> UpDownArrays:
+        if "fabric" not in self._own_arrays:
+            if self._cabling is None:
+                self._cabling = Cabling(self.fabric)
+            self._own_arrays["fabric"] = UpDownArrays(self._cabling, [k for k, lk in self.fabric.links.items()
+                                                                      if lk.state == "down"])
+        return self._own_arrays["fabric"]
+
+    def _arrays_of(self, state: str) -> UpDownArrays | None:
+        """The state's up/down routing as arrays (built once per state); None where it routes by LFTs."""
+        if state not in self._arrays:
+            routes = self.routes[state]
+            if routes.lfts:
+                self._arrays[state] = None
+            else:
+                if self._cabling is None:
+                    self._cabling = Cabling(self.fabric)
+                down = [k for k, lk in routes.links.items() if lk.state == "down"]
+                self._arrays[state] = UpDownArrays(self._cabling, down)
+        return self._arrays[state]
 
     def _route(self, state: str, src: PortRef, dst: PortRef) -> tuple[int, ...]:
         routes = self.routes[state]
@@ -215,8 +284,8 @@ class ImpactModel:
 
     def _port_matrix(self, ranks: Sequence[str], rails: int) -> np.ndarray:
         """Port ids of ``ranks`` x ``rails`` (row: rank, column: rail)."""
-        ids = self._host_port_ids
-        return np.array([ids[h][:rails] for h in ranks], dtype=np.int64).reshape(len(ranks), rails)
+        rows = np.fromiter(map(self._host_row.__getitem__, ranks), dtype=np.int64, count=len(ranks))
+        return self._port_table[rows, :rails]
 
     def _ring_flows(self, ranks: Sequence[str], state: str) -> tuple[list[tuple[int, ...]], np.ndarray]:
         """Flows of the ring over ``ranks``, rail by rail (flow ``r * n + i``: rank i's send on rail r), and their rails."""
@@ -263,11 +332,17 @@ class ImpactModel:
         out["rails"] = rails
         if rails == 0:
             return out
-        flows, rail_of = (self._ring_flows if algorithm == "ring" else self._tree_flows)(ranks, state)
-        lens = _lengths(flows)
-        ids = _joined(flows, lens)
         cap = self.capacity[state]
-        counts = np.bincount(ids, minlength=cap.size)
+        if algorithm == "ring" and ranks is self.job_hosts:  # the whole job's ring: counted once, cached
+            base = self._ring_base(state)
+            ids, counts = base.ids, base.counts
+            lens = _lengths(base.flows)
+            rail_of = np.arange(len(base.flows), dtype=np.int64) // len(ranks)  # flow r * n + i is on rail r
+        else:
+            flows, rail_of = (self._ring_flows if algorithm == "ring" else self._tree_flows)(ranks, state)
+            lens = _lengths(flows)
+            ids = _joined(flows, lens)
+            counts = np.bincount(ids, minlength=cap.size)
         used = np.flatnonzero(counts)
         per_flow = cap[used] / counts[used]
         j = int(np.argmin(per_flow))
@@ -327,7 +402,7 @@ class ImpactModel:
             return name
         if len(self._isolated) >= _MAX_ISOLATION_STATES:  # bound the cached routes of a long search
             for old in self._isolated.values():
-                for table in (self.routes, self.capacity, self._flows, self._ring_base_of):
+                for table in (self.routes, self.capacity, self._flows, self._ring_base_of, self._arrays):
                     table.pop(old, None)
             self._isolated.clear()
         name = f"isolate:{len(self._isolated) + 1}:{len(iso)}"

@@ -133,7 +133,8 @@ def restated(fabric: Fabric, down: set[LinkKey] | None) -> Fabric:
             links[key] = Link(key, lk.lanes, lk.lane_gbps, lk.lanes if lk.max_lanes is None else lk.max_lanes,
                               lk.lane_gbps if lk.max_lane_gbps is None else lk.max_lane_gbps, state)
     return Fabric(name=fabric.name, source=fabric.source, nodes=fabric.nodes, links=links, lfts=fabric.lfts,
-                  port_lids=fabric.port_lids, _port_link=fabric._port_link, _levels=dict(fabric.levels()))
+                  port_lids=fabric.port_lids, _port_link=fabric._port_link,
+                  _levels=None if fabric._levels is None else dict(fabric._levels), _node_index=fabric._node_index)
 
 
 def uncosted(findings: Iterable[Finding]) -> list[dict[str, str]]:
