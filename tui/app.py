@@ -29,10 +29,14 @@ from .view import ReportIndex
 SweepFn = Callable[[Callable[[str, int, int], None]], Report]
 
 
-def default_impact_factory(report: Report, path: str | Path | None = None) -> Any:
+def default_impact_factory(report: Report, path: str | Path | None = None, started: Any = None) -> Any:
     """The AllReduce impact model over the report's fabric, built and held in a child process
     (:mod:`fabricdoc.tui.impact_process`): building it takes seconds of the GIL on a large fabric.
-    With ``path`` (the file the report came from) the child reads the file, not a copy from the app."""
+    With ``path`` (the file the report came from) the child reads the file, not a copy from the app;
+    ``started``: that child, started when the app began reading the file, now told which run it read."""
+    if started is not None:
+        started.expect(report.run_id)
+        return started
     from .impact_process import ModelProcess
 
     return ModelProcess(report, path)
@@ -72,6 +76,7 @@ class FabricdocApp(App[int]):
         self._history_path = Path(history_path) if history_path else None  # past sweeps, for sparklines
         self._default_history = default_history
         self.error: str | None = None  # why the app gave up (a report that would not load)
+        self._early_model: Any = None  # the impact model's process, started with the file's load
 
     def on_mount(self) -> None:
         if self.sweep is not None:
@@ -80,7 +85,20 @@ class FabricdocApp(App[int]):
             self.show_report(self.report)
         else:
             self.push_screen(LoadingScreen(str(self._source)))
+            if self.impact_factory is default_impact_factory:  # the model's process reads the file meanwhile
+                from .impact_process import ModelProcess
+
+                self._early_model = ModelProcess.from_file(Path(str(self._source)))
             self._load(Path(str(self._source)))
+
+    def on_unmount(self) -> None:
+        self._close_early_model()
+
+    def _close_early_model(self) -> None:
+        """End the early impact process no main screen took (the report would not load, or the app quit first)."""
+        early, self._early_model = self._early_model, None
+        if early is not None:
+            early.close()
 
     @work(thread=True, exclusive=True, group="load")
     def _load(self, path: Path) -> None:
@@ -88,6 +106,7 @@ class FabricdocApp(App[int]):
             report = Report.load(path)
         except FabricdocError as exc:
             self.error = str(exc)
+            self._close_early_model()
             self.call_from_thread(self.exit, None, 2)
             return
         index = ReportIndex(report)
@@ -100,7 +119,8 @@ class FabricdocApp(App[int]):
         factory = self.impact_factory
         if factory is default_impact_factory and not isinstance(self._source, Report | None):
             path = Path(str(self._source))
-            factory = functools.partial(default_impact_factory, path=path)
+            started, self._early_model = self._early_model, None
+            factory = functools.partial(default_impact_factory, path=path, started=started)
         screen = MainScreen(self.index, factory)
         if len(self.screen_stack) > 1:
             self.switch_screen(screen)

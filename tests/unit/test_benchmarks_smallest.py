@@ -21,7 +21,8 @@ def run_bench(name: str, *args: str, timeout: float = 300) -> str:
 def test_bench_tui_runs_at_its_smallest_size_with_the_model_and_what_if():
     out = run_bench("bench_tui.py", "--k", "4", "--pages", "1")
     for figure in ("open: start -> main screen up", "links: first show", "impact: first show",
-                   "impact model ready", "what-if: d -> new prediction", "memory with the impact model"):
+                   "impact model ready", "what-if: d -> new prediction", "memory with the impact model",
+                   "what-if asked at once: answer after main screen", "memory of the impact model's process"):
         assert figure in out
 
 

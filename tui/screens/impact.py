@@ -11,6 +11,7 @@ in a worker too; a newer key press cancels the older one.
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 from textual import work
@@ -60,6 +61,7 @@ class ImpactTab(ReportTab):
         self._model_started = False
         self._building: Any = None  # the factory's model while it builds
         self.settled = threading.Event()  # set once the model is ready or known unavailable
+        self.settled_at: float | None = None  # time.perf_counter() then: what the benchmark reports
 
     @property
     def model_state(self) -> str:
@@ -108,6 +110,7 @@ class ImpactTab(ReportTab):
 
     def _model_ready(self, model: Any, live: dict[str, float] | None, error: str | None) -> None:
         self.model, self.live, self.model_error = model, live, error
+        self.settled_at = time.perf_counter()
         self.settled.set()
         self.query_one("#impact-summary", Panel).update(impact_text(self.index.report, live))
         if self.loaded:

@@ -5,12 +5,14 @@ from __future__ import annotations
 import dataclasses
 import threading
 
+import fabricdoc.tui.app as app_module
 import pytest
 from fabricdoc.tui.app import FabricdocApp, default_impact_factory
 from fabricdoc.tui.impact_process import ModelProcess
 
 from fabricdoc.impact.busbw import ImpactModel
 from fabricdoc.model.records import PortRef
+from fabricdoc.report.report import Report
 from tests.helpers.tui import async_test, settle, wait_main
 
 
@@ -61,6 +63,52 @@ async def test_an_app_opened_from_a_file_gives_the_model_that_path(report_path):
     async with app.run_test(size=(160, 48)) as pilot:
         screen = await wait_main(pilot)
         factory = screen.context.impact_factory
-        assert factory.func is default_impact_factory and factory.keywords == {"path": report_path}
+        assert factory.func is default_impact_factory and factory.keywords["path"] == report_path
         impact = screen.tab("impact")
         await settle(pilot, lambda: impact.model_state == "ready", "the impact model", 60)
+
+
+@async_test
+async def test_the_model_process_starts_with_the_files_load_and_serves_the_run_the_app_read(report_path, monkeypatch):
+    events: list[str] = []
+    started: list[ModelProcess] = []
+    real_load, real_start = Report.load, ModelProcess.from_file
+
+    def load(path, **kw):
+        events.append("app reads the file")
+        return real_load(path, **kw)
+
+    def from_file(path):
+        events.append("model process starts")
+        started.append(real_start(path))
+        return started[-1]
+
+    monkeypatch.setattr(app_module.Report, "load", staticmethod(load))
+    monkeypatch.setattr(ModelProcess, "from_file", staticmethod(from_file))
+    app = FabricdocApp(report_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await wait_main(pilot)
+        impact = screen.tab("impact")
+        await settle(pilot, lambda: impact.model_state == "ready", "the impact model", 60)
+        assert events == ["model process starts", "app reads the file"]  # both read it at once
+        assert impact.model is started[0] and impact.model.job_hosts == sorted(app.index.host_name.values())
+    assert not started[0]._process.is_alive()  # ended with the app
+
+
+@async_test
+async def test_a_report_that_will_not_load_ends_the_model_process_started_for_it(tmp_path, monkeypatch):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"schema": "fabricdoc/v1", "findings": [')
+    started: list[ModelProcess] = []
+    real_start = ModelProcess.from_file
+
+    def from_file(path):
+        started.append(real_start(path))
+        return started[-1]
+
+    monkeypatch.setattr(ModelProcess, "from_file", staticmethod(from_file))
+    app = FabricdocApp(bad)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, lambda: app.error is not None, "the load error", 30)
+    assert app.error and "bad.json" in app.error
+    assert len(started) == 1 and not started[0]._process.is_alive()
