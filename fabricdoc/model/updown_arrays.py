@@ -24,7 +24,7 @@ Only for fabrics without forwarding tables (``Fabric.lfts`` empty).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 import numpy as np
 
@@ -137,6 +137,17 @@ class UpDownArrays:
         for lv in np.unique(level[switches])[::-1]:  # switches above sit higher: their rows are final
             self._or_rows(reach, reach, up & (level[self.node] == lv))
         self.below, self.reach = below, reach
+        # A switch whose every switch below is at level 1 (a spine over leaves) goes down toward leaf L
+        # only by its cables to L (a level-1 switch has no leaf below it but itself): those are found by
+        # key, not by a scan of every down port (a spine of 2,048 leaves, for each flow it carries).
+        n_nodes = len(c.node_ids)
+        mixed = np.zeros(n_nodes, dtype=bool)
+        mixed[self.node[down_sw & (level[self.far] != 1)]] = True
+        self.direct = ~mixed
+        sel = down_sw & self.direct[self.node]
+        keys = self.node[sel] * n_nodes + self.far[sel]
+        order = np.argsort(keys, kind="stable")  # entries are in port order: stable keeps it per key
+        self._direct_keys, self._direct_far, self._direct_chan = keys[order], self.far[sel][order], self.chan[sel][order]
 
     def _csr(self, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Offsets by node, far ends and channels of the entries in ``mask`` (in port order per node)."""
@@ -216,10 +227,11 @@ class UpDownArrays:
         div = np.ones(flows.size, dtype=np.int64)
         cap = int(d.max(initial=0)) + 1  # past every d, (d // div) is 0: the divisor stops mattering
 
-        def step(moving: np.ndarray, off: np.ndarray, fars: np.ndarray, chans: np.ndarray, matrix: np.ndarray) -> None:
-            """One hop for every flow in ``moving`` (see :meth:`_pick`); a flow with no port stops moving."""
+        def step(moving: np.ndarray, pick: Callable[..., tuple[np.ndarray, np.ndarray, np.ndarray]]) -> None:
+            """One hop for every flow in ``moving``: ``pick`` gives its next switch, the channel there
+            and how many ports it chose among; a flow with no port stops moving."""
             todo = np.flatnonzero(moving)
-            far, chan, count = self._pick(off, fars, chans, matrix, here[todo], lf[todo], dd[todo], div[todo])
+            far, chan, count = pick(todo)
             stuck = count == 0
             moving[todo[stuck]] = False
             moved = todo[~stuck]
@@ -227,6 +239,30 @@ class UpDownArrays:
             hop_chan.append(chan[~stuck])
             here[moved] = far[~stuck]
             div[moved] = np.minimum(div[moved] * count[~stuck], cap)
+
+        def up(todo: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            return self._pick(self.up_off, self.up_far, self.up_chan, self.reach, here[todo], lf[todo], dd[todo],
+                              div[todo])
+
+        target = leaf[flows]
+
+        def down(todo: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            far = np.full(todo.size, -1, dtype=np.int64)
+            chan = np.full(todo.size, -1, dtype=np.int64)
+            count = np.zeros(todo.size, dtype=np.int64)
+            direct = self.direct[here[todo]]
+            at, scan = todo[direct], todo[~direct]
+            key = here[at] * len(c.node_ids) + target[at]
+            lo = np.searchsorted(self._direct_keys, key, side="left")
+            count[direct] = np.searchsorted(self._direct_keys, key, side="right") - lo
+            hit = count[direct] > 0
+            chosen = (lo + (dd[at] // div[at]) % np.maximum(count[direct], 1))[hit]
+            far[np.flatnonzero(direct)[hit]] = self._direct_far[chosen]
+            chan[np.flatnonzero(direct)[hit]] = self._direct_chan[chosen]
+            if scan.size:
+                far[~direct], chan[~direct], count[~direct] = self._pick(
+                    self.down_off, self.down_far, self.down_chan, self.below, here[scan], lf[scan], dd[scan], div[scan])
+            return far, chan, count
 
         descending = np.zeros(flows.size, dtype=bool)
         climbing = np.ones(flows.size, dtype=bool)
@@ -236,8 +272,7 @@ class UpDownArrays:
             climbing &= ~arrived
             if not climbing.any():
                 break
-            step(climbing, self.up_off, self.up_far, self.up_chan, self.reach)
-        target = leaf[flows]
+            step(climbing, up)
         finished = np.zeros(flows.size, dtype=bool)
         for _ in range(_MAX_DOWN):
             at_leaf = descending & (here == target)
@@ -245,7 +280,7 @@ class UpDownArrays:
             descending &= ~at_leaf
             if not descending.any():
                 break
-            step(descending, self.down_off, self.down_far, self.down_chan, self.below)
+            step(descending, down)
         ok = flows[finished]
         hop_flow.append(ok)
         hop_chan.append(self.chan[d_ent[ok]] ^ 1)  # the last cable, leaf to destination

@@ -15,6 +15,7 @@ from fabricdoc.model.updown_arrays import ASK, NO_CABLE, ROUTED, Cabling, UpDown
 
 SHAPES = {
     "fat-tree-2": lambda: fat_tree_2(4, 2, 4),
+    "fat-tree-2, two cables per leaf and spine": lambda: fat_tree_2(4, 3, 4, links_per_spine=2),
     "fat-tree-3": lambda: fat_tree_3(4),
     "rail-optimized": lambda: rail_optimized(2, 4, 8, 4),
 }
