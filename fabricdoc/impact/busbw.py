@@ -242,7 +242,7 @@ class ImpactModel:
     def _fabric_arrays(self) -> UpDownArrays:
         if "fabric" not in self._own_arrays:
             if self._cabling is None:
-                self._cabling = Cabling(self.fabric)
+                self._cabling = Cabling(self.fabric, self.index)
             self._own_arrays["fabric"] = UpDownArrays(self._cabling, [k for k, lk in self.fabric.links.items()
                                                                       if lk.state == "down"])
         return self._own_arrays["fabric"]
@@ -255,7 +255,7 @@ class ImpactModel:
                 self._arrays[state] = None
             else:
                 if self._cabling is None:
-                    self._cabling = Cabling(self.fabric)
+                    self._cabling = Cabling(self.fabric, self.index)
                 down = [k for k, lk in routes.links.items() if lk.state == "down"]
                 self._arrays[state] = UpDownArrays(self._cabling, down)
         return self._arrays[state]

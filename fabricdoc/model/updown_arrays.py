@@ -42,7 +42,8 @@ _MAX_DOWN = 64  # a descent longer than this is a loop: asked of Fabric.path
 class Cabling:
     """A fabric's nodes, levels and cables as arrays: what every routing state of it shares."""
 
-    def __init__(self, fabric: Fabric) -> None:
+    def __init__(self, fabric: Fabric, link_position: dict[LinkKey, int] | None = None) -> None:
+        """``link_position``: each cable's position in ``fabric.links``, when the caller has it already."""
         self.fabric = fabric
         self.node_ids = list(fabric.nodes)
         self.node_index = {n: i for i, n in enumerate(self.node_ids)}
@@ -69,7 +70,7 @@ class Cabling:
         on_host = host_rank[ends_node] >= 0
         self._host_port_keys = np.sort(host_rank[ends_node[on_host]] * self.port_span + ends_port[on_host])
         self._host_rank = host_rank
-        self._link_position: dict[LinkKey, int] | None = None
+        self._link_position = link_position
 
     @property
     def link_position(self) -> dict[LinkKey, int]:
