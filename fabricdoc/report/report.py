@@ -431,11 +431,37 @@ def fabric_from_columns(cols: dict[str, Any], name: str = "report") -> Fabric:
         fabric.add_node(Node(id=nid, kind=kind, label=label, num_ports=ports, guid=guid,
                              attrs={k: v for k, v in zip(keys, values, strict=True) if v is not None}))
     fabric.add_links(
-        (PortRef(ids[a], pa), PortRef(ids[b], pb), lanes, rate, max_lanes, max_rate, state)
-        for a, pa, b, pb, lanes, rate, max_lanes, max_rate, state in zip(
-            lk["a"], lk["a_port"], lk["b"], lk["b_port"], *(lk[f] for f in _LINK_FIELDS), strict=True)
+        (
+            (PortRef(ids[a], pa), PortRef(ids[b], pb), lanes, rate, max_lanes, max_rate, state)
+            for a, pa, b, pb, lanes, rate, max_lanes, max_rate, state in zip(
+                lk["a"], lk["a_port"], lk["b"], lk["b_port"], *(lk[f] for f in _LINK_FIELDS), strict=True)
+        ),
+        checked=_cabling_sound(n["ports"], lk),  # else each cable is checked, and the first bad one named
     )
     return fabric
+
+
+def _cabling_sound(num_ports: list[int], links: dict[str, Any]) -> bool:
+    """Whether every column cable passes :meth:`Fabric.add_link`'s checks, in bulk: both ends are
+    nodes, ports within their node's count, no port cabled twice, no cable looping onto its own port."""
+    import numpy as np
+
+    try:
+        ports = np.asarray(num_ports, dtype=np.int64)
+        a, b = np.asarray(links["a"], dtype=np.int64), np.asarray(links["b"], dtype=np.int64)
+        pa, pb = np.asarray(links["a_port"], dtype=np.int64), np.asarray(links["b_port"], dtype=np.int64)
+    except (TypeError, ValueError, OverflowError):
+        return False
+    n = ports.size
+    if a.size == 0:
+        return True
+    if min(a.min(), b.min()) < 0 or max(a.max(), b.max()) >= n or min(pa.min(), pb.min()) < 1:
+        return False
+    if (pa > ports[a]).any() or (pb > ports[b]).any():
+        return False
+    span = int(max(pa.max(), pb.max())) + 1
+    ends = np.sort(np.concatenate([a * span + pa, b * span + pb]))
+    return not (ends[1:] == ends[:-1]).any()  # a loop onto its own port is a port used twice
 
 
 @gc_paused()  # it only allocates: 196,608 links at 65,536 hosts, no garbage for a collection pass to find

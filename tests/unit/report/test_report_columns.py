@@ -56,6 +56,24 @@ def test_columns_kept_as_read_rebuild_the_same_fabric_and_save_back_the_same(tmp
     assert json.loads(again.read_text()) == json.loads(path.read_text())  # nothing lost by keeping them
 
 
+@pytest.mark.parametrize(("column", "value", "says"), [
+    ("b_port", None, "is already cabled"),  # cable 5's far end on cable 4's port
+    ("a_port", 99, "has no port 99"),
+])
+def test_a_cabling_the_bulk_check_refuses_is_named_cable_by_cable(tmp_path, small_compact, column, value, says):
+    path = _report().save(tmp_path / "r.json")
+    data = json.loads(path.read_text())
+    links = data["topology_columns"]["links"]
+    if value is None:
+        links["b"][5], links["b_port"][5] = links["b"][4], links["b_port"][4]
+    else:
+        links[column][3] = value
+    path.write_text(json.dumps(data))
+    for keep in (False, True):  # the dicts' path and the columns' path say the same
+        with pytest.raises(FabricdocError, match=says):
+            Report.load(path, keep_columns=keep).fabric_model()
+
+
 def test_a_small_report_keeps_one_object_per_link_and_test(tmp_path):
     data = json.loads(_report().save(tmp_path / "r.json").read_text())
     assert "topology_columns" not in data and isinstance(data["topology"]["links"][0], dict)
