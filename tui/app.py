@@ -107,8 +107,8 @@ class FabricdocApp(App[int]):
         try:
             report = Report.load(path)
         except FabricdocError as exc:
+            self._close_early_model()  # before the error is out: whoever sees it sees the process ended too
             self.error = str(exc)
-            self._close_early_model()
             self.call_from_thread(self.exit, None, 2)
             return
         index = ReportIndex(report)
