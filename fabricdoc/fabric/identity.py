@@ -356,8 +356,7 @@ def host_index(fabric: Fabric) -> dict[str, list[str]]:
     out: dict[str, list[Node]] = {}
     for node in fabric.hosts():
         out.setdefault(host_name(fabric, node.id), []).append(node)
-    return {name: [nodes[0].id] if len(nodes) == 1 else [n.id for n in sorted(nodes, key=_rail_key)]
-            for name, nodes in out.items()}
+    return {name: [n.id for n in sorted(nodes, key=_rail_key)] for name, nodes in out.items()}
 
 
 def host_nodes(fabric: Fabric, name: str) -> list[str]:
@@ -380,7 +379,7 @@ def host_rails(fabric: Fabric) -> dict[str, list[PortRef]]:
     for name, ids in host_index(fabric).items():
         if fabric.nodes[ids[0]].attrs.get("unnamed"):
             continue
-        ports = fabric.cabled_ports(ids[0]) if len(ids) == 1 else [p for nid in ids for p in fabric.cabled_ports(nid)]
+        ports = [p for nid in ids for p in fabric.cabled_ports(nid)]
         if ports:
             out[name] = ports
     return out

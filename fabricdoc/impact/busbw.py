@@ -122,7 +122,7 @@ class ImpactModel:
             self._flows["now"] = self._flows["nominal"]
         self._cabling: Cabling | None = None
         self._arrays: dict[str, UpDownArrays | None] = {}
-        self._own_arrays: dict[str, UpDownArrays] = {}  # the fabric's own routing, for fabric_path
+        self._fabric_routing: UpDownArrays | None = None  # the fabric's own routes, for fabric_path
         self._port_arrays: tuple[np.ndarray, np.ndarray] | None = None  # self.ports as node indexes, numbers
 
         # Scheduler host name -> its cabled ports in rail order.
@@ -132,10 +132,10 @@ class ImpactModel:
         self.port_id = {p: i for i, p in enumerate(self.ports)}
         # Port ids by host: row ``_host_row[h]`` of ``_port_table``, rail by rail (-1 past a host's last rail).
         self._host_row = {h: i for i, h in enumerate(self.host_ports)}
-        counts = np.fromiter(map(len, self.host_ports.values()), dtype=np.int64, count=len(self.host_ports))
-        rail = np.arange(int(counts.max(initial=0)), dtype=np.int64)
-        table = (np.cumsum(counts) - counts)[:, None] + rail[None, :]  # self.ports lists them host by host
-        self._port_table = np.where(rail[None, :] < counts[:, None], table, -1)
+        rails = np.fromiter(map(len, self.host_ports.values()), dtype=np.int64, count=len(self.host_ports))
+        rail = np.arange(int(rails.max(initial=0)), dtype=np.int64)
+        table = (np.cumsum(rails) - rails)[:, None] + rail[None, :]  # self.ports lists them host by host
+        self._port_table = np.where(rail[None, :] < rails[:, None], table, -1)
         self._rail_count = {h: len(ports) for h, ports in self.host_ports.items()}
         counts = set(self._rail_count.values())
         self._uniform_rails = counts.pop() if len(counts) == 1 else None  # every host has as many ports
@@ -229,36 +229,31 @@ class ImpactModel:
     def fabric_path(self, src: PortRef, dst: PortRef) -> tuple[LinkKey, ...]:
         """``fabric.path(src, dst)`` (the fabric's own routes, not a state's), from routing arrays where
         the fabric routes up/down: the per-switch tables ``Fabric.path`` builds cost seconds on a large fabric."""
-        arrays = None
         if not self.fabric.lfts:
             same = [s for s, routes in self.routes.items() if routes is self.fabric]
-            arrays = self._arrays_of(same[0]) if same else self._fabric_arrays()
-        if arrays is not None:
-            got, status = arrays.routes([src], [dst])
+            if same:
+                arrays = self._arrays_of(same[0])
+            else:
+                if self._fabric_routing is None:
+                    self._fabric_routing = self._routing_arrays(self.fabric)
+                arrays = self._fabric_routing
+            got, status = arrays.routes([src], [dst])  # type: ignore[union-attr]
             if status[0] == ROUTED:
                 return tuple(self.keys[c // 2] for c in got[0])  # type: ignore[union-attr]
         return self.fabric.path(src, dst)  # raises, or routes what the arrays leave to it
-
-    def _fabric_arrays(self) -> UpDownArrays:
-        if "fabric" not in self._own_arrays:
-            if self._cabling is None:
-                self._cabling = Cabling(self.fabric, self.index)
-            self._own_arrays["fabric"] = UpDownArrays(self._cabling, [k for k, lk in self.fabric.links.items()
-                                                                      if lk.state == "down"])
-        return self._own_arrays["fabric"]
 
     def _arrays_of(self, state: str) -> UpDownArrays | None:
         """The state's up/down routing as arrays (built once per state); None where it routes by LFTs."""
         if state not in self._arrays:
             routes = self.routes[state]
-            if routes.lfts:
-                self._arrays[state] = None
-            else:
-                if self._cabling is None:
-                    self._cabling = Cabling(self.fabric, self.index)
-                down = [k for k, lk in routes.links.items() if lk.state == "down"]
-                self._arrays[state] = UpDownArrays(self._cabling, down)
+            self._arrays[state] = None if routes.lfts else self._routing_arrays(routes)
         return self._arrays[state]
+
+    def _routing_arrays(self, routes: Fabric) -> UpDownArrays:
+        """Up/down routing arrays of ``routes`` (this fabric's cabling with its own links down)."""
+        if self._cabling is None:
+            self._cabling = Cabling(self.fabric, self.index)
+        return UpDownArrays(self._cabling, [k for k, lk in routes.links.items() if lk.state == "down"])
 
     def _route(self, state: str, src: PortRef, dst: PortRef) -> tuple[int, ...]:
         routes = self.routes[state]

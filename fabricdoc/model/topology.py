@@ -13,16 +13,12 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import networkx as nx
 
 from fabricdoc.errors import TopologyError
 from fabricdoc.model.memory import gc_paused
 from fabricdoc.model.records import Link, LinkKey, Node, PortRef
-
-if TYPE_CHECKING:
-    import numpy as np
 
 
 @dataclass
@@ -78,34 +74,28 @@ class Fabric:
         nodes of this fabric, ports in range, no port cabled twice or already, no loop), in bulk.
         """
         try:
-            if not checked:
-                for a, b, lanes, lane_gbps, max_lanes, max_lane_gbps, state in cables:
-                    self._cable(a, b, lanes, lane_gbps, max_lanes, max_lane_gbps, state)
-                return
-            links, port_link = self.links, self._port_link
-            for a, b, lanes, lane_gbps, max_lanes, max_lane_gbps, state in cables:
-                key = LinkKey(a, b) if a <= b else LinkKey(b, a)
-                links[key] = Link(key, lanes, lane_gbps, lanes if max_lanes is None else max_lanes,
-                                  lane_gbps if max_lane_gbps is None else max_lane_gbps, state)  # type: ignore[arg-type]
-                port_link[a] = key
-                port_link[b] = key
+            put = self._put if checked else self._cable
+            for cable in cables:
+                put(*cable)
         finally:
             self.invalidate()
 
     def _cable(self, a: PortRef, b: PortRef, lanes: int, lane_gbps: float, max_lanes: int | None,
                max_lane_gbps: float | None, state: str) -> Link:
         """Check and add one cable; the caller resets the derived indexes."""
-        port_link = self._port_link
         na, nb = self.nodes.get(a.node), self.nodes.get(b.node)
         if (na is None or nb is None or not 1 <= a.port <= na.num_ports or not 1 <= b.port <= nb.num_ports
-                or a in port_link or b in port_link or a == b):
+                or a in self._port_link or b in self._port_link or a == b):
             self._refuse(a, b)
-        key = LinkKey(a, b) if a <= b else LinkKey(b, a)
-        link = Link(key, lanes, lane_gbps, lanes if max_lanes is None else max_lanes,
-                    lane_gbps if max_lane_gbps is None else max_lane_gbps, state)  # type: ignore[arg-type]
-        self.links[key] = link
-        port_link[a] = key
-        port_link[b] = key
+        return self._put(a, b, lanes, lane_gbps, max_lanes, max_lane_gbps, state)
+
+    def _put(self, a: PortRef, b: PortRef, lanes: int, lane_gbps: float, max_lanes: int | None,
+             max_lane_gbps: float | None, state: str) -> Link:
+        """File one checked cable (both ends' supported width and rate default to the trained ones)."""
+        key = LinkKey.of(a, b)
+        link = self.links[key] = Link(key, lanes, lane_gbps, lanes if max_lanes is None else max_lanes,
+                                      lane_gbps if max_lane_gbps is None else max_lane_gbps, state)  # type: ignore[arg-type]
+        self._port_link[a] = self._port_link[b] = key
         return link
 
     def _refuse(self, a: PortRef, b: PortRef) -> None:
@@ -330,6 +320,8 @@ def hop_levels(kinds: Mapping[str, str], cables: Iterable[tuple[str, str]]) -> d
     (hosts 0, leaves 1...), a switch no host reaches 1."""
     import numpy as np
 
+    from fabricdoc.model.graph_arrays import hop_distances  # numpy: loaded when needed
+
     index = {n: i for i, n in enumerate(kinds)}
     ends: list[int] = []
     for x, y in cables:
@@ -346,33 +338,6 @@ def hop_levels(kinds: Mapping[str, str], cables: Iterable[tuple[str, str]]) -> d
         if kind == "switch":
             levels.setdefault(n, 1)
     return levels
-
-
-def hop_distances(is_host: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Hops from the nearest host to every node over the cables ``a[i]``--``b[i]`` (node indexes);
-    -1 where no host reaches. The breadth-first search of :func:`hop_levels`, a level at a time
-    on arrays (a Python walk over 65,536 hosts' cabling costs most of a second)."""
-    import numpy as np
-
-    n = is_host.size
-    here = np.concatenate([a, b])
-    there = np.concatenate([b, a])
-    there = there[np.argsort(here, kind="stable")]
-    off = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(here, minlength=n), out=off[1:])
-    dist = np.full(n, -1, dtype=np.int64)
-    frontier = np.flatnonzero(is_host)
-    dist[frontier] = 0
-    hops = 0
-    while frontier.size:
-        hops += 1
-        start = off[frontier]
-        deg = off[frontier + 1] - start
-        at = np.repeat(start - (np.cumsum(deg) - deg), deg) + np.arange(int(deg.sum()))
-        near = there[at]
-        frontier = np.unique(near[dist[near] < 0])
-        dist[frontier] = hops
-    return dist
 
 
 class _UpDown:

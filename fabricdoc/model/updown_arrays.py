@@ -28,8 +28,9 @@ from collections.abc import Callable, Collection, Sequence
 
 import numpy as np
 
+from fabricdoc.model.graph_arrays import find_sorted, hop_distances, offsets, spans
 from fabricdoc.model.records import LinkKey, PortRef
-from fabricdoc.model.topology import Fabric, hop_distances
+from fabricdoc.model.topology import Fabric
 
 ROUTED = 0
 NO_CABLE = 1  # the source or destination port has no live cable: Fabric.path raises TopologyError
@@ -49,7 +50,7 @@ class Cabling:
         self.node_index = {n: i for i, n in enumerate(self.node_ids)}
         n_nodes = len(self.node_ids)
         self.is_switch = np.fromiter((node.kind == "switch" for node in fabric.nodes.values()), dtype=bool,
-                                     count=len(self.node_ids))
+                                     count=n_nodes)
         self.keys: list[LinkKey] = list(fabric.links)
         idx = self.node_index
         n = len(self.keys)
@@ -62,7 +63,7 @@ class Cabling:
         dist = hop_distances(is_host, self.a, self.b)  # Fabric.levels' rule, on these arrays
         self.level = np.where(dist >= 0, dist, 1)  # a switch no host reaches is level 1
         # A destination's index d: its place among Fabric.host_ports() (hosts by id, ports ascending).
-        host_rank = np.full(len(self.node_ids), -1, dtype=np.int64)
+        host_rank = np.full(n_nodes, -1, dtype=np.int64)
         hosts = sorted(np.flatnonzero(is_host).tolist(), key=self.node_ids.__getitem__)
         host_rank[hosts] = np.arange(len(hosts), dtype=np.int64)
         ends_node = np.concatenate([self.a, self.b])
@@ -88,11 +89,8 @@ class Cabling:
 
     def dst_index(self, nodes: np.ndarray, ports: np.ndarray) -> np.ndarray:
         """Each port's index among the fabric's cabled host ports; -1 where it is not one."""
-        key = self._host_rank[nodes] * self.port_span + ports
-        at = np.searchsorted(self._host_port_keys, key)
-        hit = (at < self._host_port_keys.size) & (self._host_rank[nodes] >= 0)
-        hit[hit] = self._host_port_keys[at[hit]] == key[hit]
-        return np.where(hit, at, -1)
+        rank = self._host_rank[nodes]
+        return np.where(rank >= 0, find_sorted(self._host_port_keys, rank * self.port_span + ports), -1)
 
 
 class UpDownArrays:
@@ -152,10 +150,7 @@ class UpDownArrays:
 
     def _csr(self, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Offsets by node, far ends and channels of the entries in ``mask`` (in port order per node)."""
-        nodes = self.node[mask]
-        off = np.zeros(len(self.cabling.node_ids) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(nodes, minlength=len(self.cabling.node_ids)), out=off[1:])
-        return off, self.far[mask], self.chan[mask]
+        return offsets(self.node[mask], len(self.cabling.node_ids)), self.far[mask], self.chan[mask]
 
     def _or_rows(self, into: np.ndarray, source: np.ndarray, mask: np.ndarray) -> None:
         """``into[node] |= source[far]`` over the entries in ``mask``, OR-ed per node."""
@@ -172,21 +167,15 @@ class UpDownArrays:
 
     def _entry(self, nodes: np.ndarray, ports: np.ndarray) -> np.ndarray:
         """The live cable end at each (node, port); -1 where there is none."""
-        key = nodes * self.cabling.port_span + ports
-        at = np.searchsorted(self._entry_keys, key)
-        ok = at < self._entry_keys.size
-        ok[ok] = self._entry_keys[at[ok]] == key[ok]
-        return np.where(ok, at, -1)
+        return find_sorted(self._entry_keys, nodes * self.cabling.port_span + ports)
 
     def _pick(self, off: np.ndarray, fars: np.ndarray, chans: np.ndarray, matrix: np.ndarray, here: np.ndarray,
               leaf: np.ndarray, d: np.ndarray, div: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per flow at switch ``here`` toward ``leaf``: of the ports in ``off`` whose far switch has the
         leaf in ``matrix``, the ``(d // div) % count``-th. Returns (far node, channel, count); count 0: none."""
-        start = off[here]
-        deg = off[here + 1] - start
-        flow = np.repeat(np.arange(here.size), deg)
+        deg = off[here + 1] - off[here]
+        flow, ent = spans(off[here], deg)
         first = np.cumsum(deg) - deg
-        ent = start[flow] + np.arange(flow.size) - first[flow]
         ok = self._bit(matrix, fars[ent], leaf[flow])
         count = np.bincount(flow, weights=ok, minlength=here.size).astype(np.int64)
         seen = np.cumsum(ok)
@@ -258,8 +247,8 @@ class UpDownArrays:
             count[direct] = np.searchsorted(self._direct_keys, key, side="right") - lo
             hit = count[direct] > 0
             chosen = (lo + (dd[at] // div[at]) % np.maximum(count[direct], 1))[hit]
-            far[np.flatnonzero(direct)[hit]] = self._direct_far[chosen]
-            chan[np.flatnonzero(direct)[hit]] = self._direct_chan[chosen]
+            found = np.flatnonzero(direct)[hit]
+            far[found], chan[found] = self._direct_far[chosen], self._direct_chan[chosen]
             if scan.size:
                 far[~direct], chan[~direct], count[~direct] = self._pick(
                     self.down_off, self.down_far, self.down_chan, self.below, here[scan], lf[scan], dd[scan], div[scan])
