@@ -15,10 +15,18 @@ pre-2022 one with an empty ``redop`` column for tests without a reduction
 (checked against the header's column positions), the pre-2020 one with a max
 ``error`` column instead of ``#wrong`` and per-test column sets (no
 redop/root), ``#   Rank  0 Pid`` without ``Group``, ``cputime``, per-iteration
-(``i_min`` ...) and ``timestamp`` columns. A column header naming anything else
-is refused at that line rather than guessed. Lines that MPI, NCCL_DEBUG or the
-shell interleave are skipped; an ``[1,0]<stdout>:`` prefix from ``mpirun
---tag-output`` is removed.
+(``i_min`` ...) and ``timestamp`` columns. What 2.13 to 2.18 add around the
+table (``src/common.cu``, from 2.17.3 ``src/util.cu``): ``Group`` in the rank
+lines from 2.13.4, ``[0000:1b:00]`` bus ids from 2.14.1 (``[0x1b]`` before),
+``# Collective test starting/concluded`` from 2.16.7, the version line from
+2.17.4, ``unalign:`` in the nThread line from 2.18.2, ``# Reducing maxBytes``
+and ``# GPU memory usage`` lines. A column header naming anything else is
+refused at that line rather than guessed. Lines that MPI, NCCL_DEBUG or the
+shell interleave are skipped, in the table too (an NCCL_DEBUG line whose host
+name starts with a digit is not a row). Launcher prefixes are removed:
+``[1,0]<stdout>:`` (``mpirun --tag-output``), `` 0: `` (``srun --label``) and
+SkyPilot's ``(head, rank=0, pid=3808) ``; cases and provenance in
+tests/data/nccl/README.md.
 
 Ranks are taken from what the log states, never from how many rank lines were
 printed: the rank numbers of the device lines (every rank 0..N-1 exactly once,
@@ -46,7 +54,11 @@ from typing import Any
 from fabricdoc.errors import ParseError
 from fabricdoc.model.inputs import loads_json
 
-_PREFIX = re.compile(r"^\[\d+,\d+\]<std(?:out|err)>:")
+_PREFIX = re.compile(r"^\[\d+,\d+\]<std(?:out|err)>:")  # mpirun --tag-output
+_SRUN_LABEL = re.compile(r"^ *\d+:(?: |$)")  # srun --label: " 0: " (" 0:" on an empty line)
+_LAUNCHER = re.compile(r"^\(([^()]*)\) ")  # SkyPilot / Ray: "(head, rank=0, pid=3808) "
+# NCCL_DEBUG lines: "host:pid:tid [dev] NCCL INFO ..."; a host name may start with a digit
+_NCCL_DEBUG = re.compile(r"^[^\s:]+:\d+:\d+ \[\d+\] NCCL ")
 _RANK = re.compile(
     r"^#\s*Rank\s+(?P<rank>\d+)(?:\s+Group\s+(?P<group>\d+))?\s+Pid\s+(?P<pid>\d+)\s+on\s+"
     r"(?:(?P<host>\S+)\s+)??device\s+(?P<dev>\d+)\s+\[(?P<bus>[^\]]*)\]\s*(?P<name>.*)$"
@@ -472,6 +484,17 @@ def _inside_run(s: str) -> bool:
                 or s.lstrip("#").split()[:2] == ["size", "count"])  # fmt: skip
 
 
+def _strip_prefix(raw: str) -> str:
+    """The nccl-tests text of one line, without what launchers put before it (outermost first):
+    SkyPilot's ``(head, rank=0, pid=3808) ``, ``srun --label``'s `` 0: ``, ``mpirun --tag-output``'s
+    ``[1,0]<stdout>:``. Indentation after the prefix is kept (the blank-redop check reads columns)."""
+    line = raw
+    if (m := _LAUNCHER.match(line)) and "rank=" in m.group(1):
+        line = line[m.end() :]
+    line = _SRUN_LABEL.sub("", line, count=1)
+    return _PREFIX.sub("", line, count=1).rstrip()
+
+
 def parse_nccl_tests_log(text: str, source: str = "nccl-tests") -> NcclLog:
     """Every run of one nccl-tests output (text, or the ``-J`` JSON file).
 
@@ -485,7 +508,7 @@ def parse_nccl_tests_log(text: str, source: str = "nccl-tests") -> NcclLog:
     named: str | None = None  # a binary named on a command/wrapper line, for the next run
     first: tuple[int, str] | None = None
     for no, raw in enumerate(text.splitlines(), start=1):
-        line = _PREFIX.sub("", raw).rstrip()
+        line = _strip_prefix(raw)
         s = line.strip()
         if not s:
             continue
@@ -498,13 +521,13 @@ def parse_nccl_tests_log(text: str, source: str = "nccl-tests") -> NcclLog:
             if cur is not None:
                 cur.comment(line, no, raw)
                 cur.last = (no, raw)
-        elif cur is not None and cur.in_table and s[0].isdigit():
-            cur.row(line, no, raw)
-            cur.last = (no, raw)
         elif _FAILURE.search(s):
             if cur is not None:
                 cur.failure = cur.failure or (no, raw)
                 cur.last = (no, raw)
+        elif cur is not None and cur.in_table and s[0].isdigit() and not _NCCL_DEBUG.match(s):
+            cur.row(line, no, raw)
+            cur.last = (no, raw)
         elif m := _PERF.search(s):
             named = m.group(1)
     if cur is not None:

@@ -330,7 +330,12 @@ def test_json_non_finite_figure_or_stopped_run_is_refused():
 
 
 # -- any mix of real lines: a result or a ParseError, never another exception ----------------------
-_REAL_LINES = [ln for path in (FIVE, OLD, N2G1_CUT, N2G4_NET, RCCL / "rccl_pr2075_gfx1151_sendrecv_tail.log")
+_PREFIXED = (DATA / "nccl_tests_issue290_h100_n2g8_srun_label_2.13" / "all_reduce_perf_srun_label.log",
+             DATA / "skypilot_gke_h200_n2g8_allgather_prefixed_2.14-2.16" / "all_gather_perf.log",
+             DATA / "aws_eks_efa_t4_n2g1_allreduce_tag_output_2.13" / "test-nccl-efa_all_reduce_perf.log",
+             DATA / "azureml_k80_n1g4_allreduce_digit_hostname_pre2.13" / "all_reduce_perf.log")  # fmt: skip
+_REAL_LINES = [ln for path in (FIVE, OLD, N2G1_CUT, N2G4_NET, RCCL / "rccl_pr2075_gfx1151_sendrecv_tail.log",
+                                *_PREFIXED)
                for ln in path.read_text().splitlines()]  # fmt: skip
 
 
