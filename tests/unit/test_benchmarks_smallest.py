@@ -70,3 +70,17 @@ def test_bench_groups_runs_at_its_smallest_size_and_healthy_fabrics_stay_clean()
         assert figure in out
     healthy = [line for line in out.splitlines() if " healthy " in line]
     assert healthy and all(line.rstrip().endswith("false positives: 0") for line in healthy)
+
+
+def test_bench_analyze_noise_runs_quick_on_the_64_hca_capture_and_prints_its_tables(tmp_path):
+    import json
+
+    out = run_bench("bench_analyze_noise.py", "--quick", "--json", str(tmp_path / "noise.json"))
+    for figure in ("64 HCAs, 12 switches, 128 cables", "noise level: jitter 0.01", "noise level: jitter 0.04",
+                   "precision", "recall hard", "recall gray", "outliers blamed", "healthy verdicts p/d/f/i",
+                   "slow tests/healthy", "runtime", "contradiction (NDR-rate logs on the capture's own 4xQDR): verdict"):
+        assert figure in out
+    assert [line.split()[:2] for line in out.splitlines() if line.strip().startswith(("0.92", "0.78"))] == [
+        ["0.92", "HDR"], ["0.78", "HDR"]] * 2
+    figures = json.loads((tmp_path / "noise.json").read_text())
+    assert len(figures["cases"]) == 8 and "verdict" in figures["contradiction"]
