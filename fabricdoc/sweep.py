@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -33,8 +33,10 @@ from fabricdoc.bandwidth.runner import (
 )
 from fabricdoc.errors import ConfigError, FabricdocError
 from fabricdoc.fabric.identity import align
+from fabricdoc.model.expectation import GroupJudge, TestJudgement
 from fabricdoc.model.findings import Finding
 from fabricdoc.model.records import GroupResult, LinkKey, Observations, PairResult, PortRef
+from fabricdoc.model.severity import Severity
 from fabricdoc.model.times import now_iso
 from fabricdoc.model.topology import Fabric
 from fabricdoc.report.coverage import Planned, cabled_ports, host_ports
@@ -72,7 +74,7 @@ class SweepConfig:
     test_timeout_s: float = 120.0
     size_bytes: int = 1 << 24
     backend: str = "gloo"
-    slow_ratio: float = 0.80
+    slow_ratio: float | None = None  # given: slow below this share of what healthy tests reach (else from the noise)
     nccl_tests: str | None = None  # path to sendrecv_perf / all_reduce_perf: run those instead of bwtest
     drain_policy: DrainPolicy | None = None  # None: the default policy (cap only)
     groups: bool = False  # group tests after the pairs: screen groups, adaptive isolation of failing ones
@@ -120,11 +122,14 @@ class Measured:
     findings: list[Finding]
     rounds: int
     planned_tests: int
+    judged: TestJudgement | None = None  # the tests as the last localization judged them
+    errors: list[str] = field(default_factory=list)  # what could not be read (a history store), kept going
 
 
 def measure_and_retest(
     fabric: Fabric, obs: Observations, measure: Measure, options: Options, *, retest: bool = True,
     progress: Progress = _noop, groups: bool = False, full_load: bool = False, group_test: str = "alltoall",
+    history: str | None = None,
 ) -> Measured:
     """The one measure -> localize -> re-test -> localize loop.
 
@@ -133,7 +138,10 @@ def measure_and_retest(
     With ``full_load`` every host then runs at once; with ``groups`` topology groups
     are screened and failing ones isolated (:func:`fabricdoc.bandwidth.isolate.isolate`),
     results in ``obs.groups``, and localization runs again over pairs and groups together.
+    Every test is judged against what healthy tests of its shape reach here (this sweep's tests, and
+    with ``history`` the earlier sweeps' of this fabric where this one has too few).
     """
+    errors = history_options(options, history, fabric.name)
     plan = plan_sweep(fabric, bidirectional=measure.bidirectional)
     progress("plan", 1, 1)
     measure(plan, 0, obs.pairs)
@@ -155,12 +163,14 @@ def measure_and_retest(
         if groups:
             screens += screen_rounds(fabric, ports, group_test)
         progress("groups", 0, 1)
-        done = isolate(fabric, make(obs.groups), screens, slow_ratio=options.slow_ratio, first_round=rounds,
+        judge = GroupJudge(options.judge(fabric, obs).expectations, options.slow_ratio)
+        done = isolate(fabric, make(obs.groups), screens, judge=judge, first_round=rounds,
                        expect=group_expectation, chase=groups, explained=_blamed_links(fabric, findings))
         progress("groups", 1, 1)
         rounds += done.rounds  # group tests are counted in the report's tests.groups_* (not as planned pairs)
         findings = localize(fabric, obs, options)
-    return Measured(findings, rounds, planned)
+    judged = options.judge(fabric, obs)
+    return Measured(findings, rounds, planned, judged, errors)
 
 
 def _blamed_links(fabric: Fabric, findings: list[Finding]) -> set[LinkKey]:
@@ -168,7 +178,7 @@ def _blamed_links(fabric: Fabric, findings: list[Finding]) -> set[LinkKey]:
     A slow pair no cable explained (``kind == "pair"``) names no cable: groups crossing its hosts are chased."""
     out: set[LinkKey] = set()
     for f in findings:
-        if f.kind == "pair":
+        if f.kind == "pair" or f.severity == Severity.INFO:  # a suspect to re-test names nothing yet
             continue
         if f.kind == "switch":
             out.update(lk.key for nid in f.node_ids if nid in fabric.nodes for lk in fabric.node_links(nid))
@@ -197,6 +207,23 @@ def _options(cfg: SweepConfig) -> Options:
     if cfg.rules:
         options.rules = load_rules(cfg.rules)
     return options
+
+
+def history_options(options: Options, history: str | None, fabric_name: str) -> list[str]:
+    """Give ``options`` the earlier sweeps' test figures of ``fabric_name`` from the history store (what
+    healthy tests reach where this sweep has too few of its own); returns errors reading it (the sweep
+    goes on without them)."""
+    if not history:
+        return []
+    from fabricdoc.model.expectation import history_samples
+    from fabricdoc.report.history import History
+
+    try:
+        with History(history) as store:
+            options.history = tuple(history_samples(store.test_pools(fabric_name)))
+    except FabricdocError as exc:
+        return [f"history (expected test figures): {exc}"]
+    return []
 
 
 def run_sweep(cfg: SweepConfig, progress: Progress | None = None) -> Report:
@@ -232,6 +259,7 @@ def run_sweep(cfg: SweepConfig, progress: Progress | None = None) -> Report:
     report = Report.build(
         fabric, findings, obs, duration_s=round(time.monotonic() - started, 3), rounds=found.rounds,
         include_topology=cfg.include_topology, thresholds=options.thresholds(), planned=planned,
+        judged=found.judged or options.judge(fabric, obs),
     )
     report.started_at = started_at
     if state.run_id:
@@ -251,6 +279,7 @@ def run_sweep(cfg: SweepConfig, progress: Progress | None = None) -> Report:
                 pools = store.test_pools(str(report.fabric.get("name", "")))  # this sweep's tests included
         except FabricdocError as exc:
             report.errors.append(f"history: {exc}")
+    _history_errors(report, found.errors)
     report.impact = _impact(fabric, findings, report, cfg, rates, pools)
     progress("impact", 1, 1)
     return report
@@ -285,7 +314,7 @@ def _impact(fabric: Fabric, findings: list[Finding], report: Report, cfg: SweepC
     return impact_section(
         fabric, findings, [d.node for d in report.drain], job_hosts=cfg.job_hosts, hours=cfg.hours,
         checkpoint_minutes=cfg.checkpoint_minutes, failure_rates=rates,
-        efficiency=learned_efficiency(pools, report.slow_ratio, what),
+        efficiency=learned_efficiency(pools, what),
     )
 
 
@@ -295,17 +324,18 @@ def _impact(fabric: Fabric, findings: list[Finding], report: Report, cfg: SweepC
 def _simulated(cfg: SweepConfig, progress: Progress, options: Options, state: _Progress):
     from fabricdoc.bandwidth.simulated import SimMeasure
     from fabricdoc.fabric.fabricfile import faults_from_yaml
-    from fabricdoc.sources.fabrics import load_fabric
+    from fabricdoc.sources.fabrics import load_fabric_file
     from fabricdoc.sources.sim.simulator import Simulator
 
     progress("load", 0, 1)
-    fabric, faults = load_fabric(cfg.fabric)
+    loaded = load_fabric_file(cfg.fabric)
+    fabric, faults = loaded.fabric, loaded.faults
     if cfg.faults:
         faults = faults_from_yaml(cfg.faults, fabric)
     if not fabric.hosts():
         raise ConfigError(f"{cfg.fabric}: the fabric has no hosts to test")
     progress("load", 1, 1)
-    sim = Simulator(fabric, faults, seed=cfg.seed, interval_s=cfg.interval_s)
+    sim = Simulator(fabric, faults, seed=cfg.seed, interval_s=cfg.interval_s, realism=loaded.realism)
     observed = sim.truth  # what discovery shows: trained widths, down links
     before, after = sim.counters()
     progress("counters", 1, 1)
@@ -317,7 +347,7 @@ def _simulated(cfg: SweepConfig, progress: Progress, options: Options, state: _P
     if not cfg.bandwidth:
         return observed, obs, Measured(localize(observed, obs, options), 0, 0), planned
     found = measure_and_retest(observed, obs, SimMeasure(sim, _bandwidth_progress(progress)), options,
-                               retest=cfg.retest, progress=progress,
+                               retest=cfg.retest, progress=progress, history=cfg.history,
                                **_group_options(cfg))
     planned.tests = found.planned_tests
     return observed, obs, found, planned
@@ -409,7 +439,7 @@ def _measure(fabric: Fabric, obs: Observations, cfg: SweepConfig, progress: Prog
     measure = LauncherMeasure(fabric, cfg, progress)
     try:
         found = measure_and_retest(fabric, obs, measure, options, retest=cfg.retest, progress=progress,
-                                   **_group_options(cfg))
+                                   history=cfg.history, **_group_options(cfg))
     finally:
         measure.close()
         state.run_id = measure.run_id
@@ -484,12 +514,24 @@ def analyze(fabric: Fabric, obs: Observations, options: Options | None = None,
     """The pipeline over saved observations: align them with the fabric, localize, build the report.
 
     ``planned`` says what the records should cover (every host's records, say); what
-    they do not cover makes the verdict ``incomplete``, never ``pass``.
+    they do not cover makes the verdict ``incomplete``, never ``pass``. Every test is judged against
+    what healthy tests of its shape reach in these records (and, with ``history``, in earlier sweeps
+    of this fabric where these have too few).
     """
     obs = align(fabric, obs)
     options = options or Options()
-    findings = localize(fabric, obs, options)
+    errors = history_options(options, history, fabric.name)
+    judged = options.judge(fabric, obs)
+    findings = localize(fabric, obs, options, judged)
     report = Report.build(fabric, findings, obs, include_topology=include_topology,
-                          thresholds=options.thresholds(), planned=planned)
+                          thresholds=options.thresholds(), planned=planned, judged=judged)
     hold_drains(report, drain_policy, history)
+    _history_errors(report, errors)
     return report
+
+
+def _history_errors(report: Report, errors: list[str]) -> None:
+    """Add the errors reading the history for expectations, unless a later use of the same store already
+    said it could not be used (one line per broken store)."""
+    if not any(e.startswith("history") for e in report.errors):
+        report.errors.extend(errors)

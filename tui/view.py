@@ -60,6 +60,7 @@ HEALTH_GLYPH = {"critical": "✖", "error": "✖", "warning": "▲", "info": "�
 VERDICT_STYLE = {"pass": "bold green", "degraded": "bold yellow", "fail": "bold white on red"}
 LEVEL_NAMES = {2: {2: "spines", 1: "leaves"}, 3: {3: "core", 2: "aggregation", 1: "edge (leaves)"}}
 NEAR_NOMINAL = 0.97  # a busbw this close to nominal is shown green
+IMPACT_LOW = 0.8  # a busbw below this share of nominal is shown red (the report's --slow-ratio when given)
 
 
 # -- text --------------------------------------------------------------------------
@@ -708,7 +709,12 @@ def _evidence_line(index: ReportIndex, ev: Evidence) -> Text:
         out.append(f"  first {fmt_time(ev.first)}  last {fmt_time(ev.last)}")
     elif isinstance(ev, SlowPairsEvidence):
         out.append(f"{ev.slow} of {ev.tests} tests slow  worst ratio {ev.worst_ratio:.2f}"
-                   f"  median {ev.median_ratio:.2f}  (slow below {index.report.slow_ratio:.2f})")
+                   f"  median {ev.median_ratio:.2f} of the line rate")
+        if ev.median_relative is not None:
+            healthy = f" (healthy tests reach {ev.healthy_efficiency:.2f})" if ev.healthy_efficiency else ""
+            out.append(f"  {ev.median_relative:.2f} of what healthy tests reach{healthy}")
+        if ev.suspect_only:
+            out.append("  low, not clearly slow: a suspect to re-test", style="yellow")
         if ev.equivalent_suspects > 1:
             out.append(f"  {ev.equivalent_suspects} equally likely suspects", style="yellow")
         for (a, pa), (b, pb) in ev.alternatives:
@@ -719,7 +725,9 @@ def _evidence_line(index: ReportIndex, ev: Evidence) -> Text:
             out.append(safe(f"{port_name(*p.src)} → {port_name(*p.dst)}"))
             out.append(f"  {p.status}  {fmt_gbps(p.busbw_gbps)} of {fmt_gbps(p.expected_gbps)}")
             if p.ratio is not None:
-                out.append(f"  ratio {p.ratio:.2f}", style="red" if p.ratio < index.report.slow_ratio else "yellow")
+                out.append(f"  ratio {p.ratio:.2f}", style="yellow" if ev.suspect_only else "red")
+            if p.relative is not None:
+                out.append(f"  {p.relative:.2f} of healthy", style="yellow" if ev.suspect_only else "red")
     elif isinstance(ev, CorruptionEvidence):
         out.append(f"{ev.wrong_pairs} test{'s' if ev.wrong_pairs != 1 else ''} with wrong data")
         for src, dst, wrong in ev.pairs:
@@ -979,14 +987,15 @@ def store_series(path: Path | None, index: ReportIndex, nid: str, port: int | No
 
 # -- impact ------------------------------------------------------------------------
 
-def _fraction_style(ratio: float, slow_ratio: float) -> str:
-    return "green" if ratio >= NEAR_NOMINAL else "yellow" if ratio >= slow_ratio else "red"
+def _fraction_style(ratio: float, slow_ratio: float | None) -> str:
+    low = IMPACT_LOW if slow_ratio is None else slow_ratio
+    return "green" if ratio >= NEAR_NOMINAL else "yellow" if ratio >= low else "red"
 
 
 def impact_text(report: Report, live: dict[str, float] | None) -> Text:
     """The report's impact section (or the model's live figures): busbw nominal / now / after drain.
 
-    A figure below the report's slow ratio of nominal is red, as a slow test is.
+    A figure below 0.8 of nominal (the report's --slow-ratio when it was given) is red.
     """
     imp = report.impact or {}
     out = Text(end="")

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from fabricdoc.analysis.blame import Blame
 from fabricdoc.errors import TopologyError
 from fabricdoc.model.evidence import GroupLoadEvidence, GroupSample
+from fabricdoc.model.expectation import TestJudgement
 from fabricdoc.model.findings import Finding
 from fabricdoc.model.flows import maxmin
 from fabricdoc.model.groups import channel_load, group_flows, switch_load
@@ -33,6 +34,8 @@ from fabricdoc.model.topology import Fabric
 
 LOAD_FAULT = "load_collapse"  # fine at a lower load (a passing test crossed it), collapsed above
 SLOW_FAULT = "degraded_bandwidth"  # no passing test ever crossed it
+HARD_SLOW = 0.7  # a failing test at this share of what healthy ones reach, or less: an error
+MANY_ALIKE = 4  # this many parts equally likely: isolation did not narrow it down, nothing is named
 
 
 @dataclass
@@ -42,6 +45,7 @@ class _Test:
     group: GroupResult | None
     flows: list[list[Channel]] = field(default_factory=list)
     saturated: frozenset[Channel] = frozenset()  # directions its round filled (a bottleneck of some flow)
+    relative: float | None = None  # measured over what healthy tests of its kind reach here
 
 
 SATURATED = 0.95  # share of a direction's capacity the round's max-min rates fill: a bottleneck
@@ -51,10 +55,10 @@ def _switch_load(fabric: Fabric, flows: list[list[Channel]]) -> Counter[Hashable
     return Counter({("switch", node): n for node, n in switch_load(fabric, flows).items()})
 
 
-def _tests(fabric: Fabric, obs: Observations, slow_ratio: float) -> list[_Test]:
+def _tests(fabric: Fabric, obs: Observations, judged: TestJudgement) -> list[_Test]:
     """Every usable test with the load on each part it crosses: the whole round's, since a round's tests
     run at once (two groups through one spine load it together)."""
-    out = _own_tests(fabric, obs, slow_ratio)
+    out = _own_tests(fabric, obs, judged)
     rounds: dict[tuple[bool, int], Counter[Hashable]] = {}
     round_flows: dict[tuple[bool, int], list[list[Channel]]] = {}
     for t, r in out:
@@ -62,7 +66,7 @@ def _tests(fabric: Fabric, obs: Observations, slow_ratio: float) -> list[_Test]:
         round_flows.setdefault((t.group is None, r), []).extend(t.flows)
     full = {k: _saturated(fabric, flows) for k, flows in round_flows.items()}
     return [_Test(Counter({e: rounds[(t.group is None, r)][e] for e in t.load}), t.failed, t.group,
-                  saturated=full[(t.group is None, r)]) for t, r in out]
+                  saturated=full[(t.group is None, r)], relative=t.relative) for t, r in out]
 
 
 def _saturated(fabric: Fabric, flows: list[list[Channel]]) -> frozenset[Channel]:
@@ -80,9 +84,9 @@ def _saturated(fabric: Fabric, flows: list[list[Channel]]) -> frozenset[Channel]
     return frozenset(c for c, u in used.items() if u >= SATURATED * fabric.links[c[0]].capacity_gbps)
 
 
-def _own_tests(fabric: Fabric, obs: Observations, slow_ratio: float) -> list[tuple[_Test, int]]:
+def _own_tests(fabric: Fabric, obs: Observations, judged: TestJudgement) -> list[tuple[_Test, int]]:
     out = []
-    for p in obs.pairs:
+    for i, p in enumerate(obs.pairs):
         if p.status not in ("ok", "hung"):
             continue
         try:
@@ -93,9 +97,8 @@ def _own_tests(fabric: Fabric, obs: Observations, slow_ratio: float) -> list[tup
             continue
         load: Counter[Hashable] = Counter({("chan", c): n for c, n in channel_load(flows).items()})
         load.update(_switch_load(fabric, flows))
-        slow = p.status == "hung" or (p.ratio is not None and p.ratio < slow_ratio)
-        out.append((_Test(load, slow, None, flows), p.round))
-    for g in obs.groups:
+        out.append((_Test(load, judged.pair_slow(i, p), None, flows), p.round))
+    for j, g in enumerate(obs.groups):
         if g.status not in ("ok", "hung"):
             continue
         try:
@@ -104,18 +107,19 @@ def _own_tests(fabric: Fabric, obs: Observations, slow_ratio: float) -> list[tup
             continue
         load = Counter({("chan", c): n for c, n in channel_load(flows).items()})
         load.update(_switch_load(fabric, flows))
-        slow = g.failed(slow_ratio)
-        out.append((_Test(load, slow, g, flows), g.round))
+        out.append((_Test(load, judged.group_failed(j, g), g, flows, relative=judged.groups[j].relative), g.round))
     return out
 
 
-def from_groups(fabric: Fabric, obs: Observations, slow_ratio: float,
+def from_groups(fabric: Fabric, obs: Observations, judged: TestJudgement,
                 blame: dict[LinkKey, Blame]) -> list[Finding]:
-    """Blame the parts that explain the failing group tests (cables into ``blame``); return switch findings."""
+    """Blame the parts that explain the failing group tests (cables into ``blame``); return switch findings.
+    A test fails as ``judged`` says: below what healthy tests of its kind reach by more than noise explains."""
     if not any(g.status in ("ok", "hung") for g in obs.groups):
         return []
-    tests = _tests(fabric, obs, slow_ratio)
-    blamed = {k for k, b in blame.items() if b.faults}
+    tests = _tests(fabric, obs, judged)
+    # Cables other evidence names (warning or worse; a suspect to re-test explains nothing yet).
+    blamed = {k for k, b in blame.items() if any(sev.rank > Severity.INFO.rank for sev in b.faults.values())}
     failing = [i for i, t in enumerate(tests) if t.failed and t.group is not None
                and not any(e[0] == "chan" and e[1][0] in blamed for e in t.load)]
     if not failing:
@@ -133,6 +137,7 @@ def from_groups(fabric: Fabric, obs: Observations, slow_ratio: float,
             if n > passing.get(e, 0):
                 covers.setdefault(e, set()).add(i)
     chosen: list[Hashable] = []
+    own: dict[Hashable, set[int]] = {}  # the failing tests each part explained when it was chosen
     left = set(failing)
     while left:
         best = max(covers, key=lambda e: (len(covers[e] & left), e[0] == "chan", -passing.get(e, 0), str(e)),
@@ -140,6 +145,7 @@ def from_groups(fabric: Fabric, obs: Observations, slow_ratio: float,
         if best is None or not covers[best] & left:
             break
         chosen.append(best)
+        own[best] = covers[best] & left
         left -= covers[best]
     switches = []
     for e in chosen:
@@ -150,7 +156,13 @@ def from_groups(fabric: Fabric, obs: Observations, slow_ratio: float,
         confidence = round(min(0.99, (1.0 / (1 + len(twins))) * (1 - 0.5 ** len(covers[e]))), 3)
         either_way = e[0] == "chan" and covers.get(("chan", (e[1][0], 1 - e[1][1]))) == covers[e]  # type: ignore[index]
         ev = _evidence(fabric, e, tests, covers[e], passing.get(e, 0), twins, either_way)
-        severity = "error" if ev.worst_ratio < 0.7 else "warning"
+        rels = [tests[i].relative for i in covers[e] if tests[i].relative is not None]
+        severity = "error" if (min(rels) if rels else ev.worst_ratio) < HARD_SLOW else "warning"
+        if (len(own[e]) < 2 and not any(tests[i].group is not None and tests[i].group.status == "hung"
+                                        for i in own[e])) or len(twins) + 1 >= MANY_ALIKE:
+            # One failing test alone explains it (a transient slowdown is as likely as a part), or it is a
+            # guess among many parts alike: a suspect to re-test, not a named fault.
+            severity = "info"
         # Load-only only when some test crossed it at a lower load and passed; a part that no passing
         # test crossed was slow under every load seen, which says nothing about load.
         fault = LOAD_FAULT if ev.passing_flows > 0 else SLOW_FAULT
@@ -159,7 +171,7 @@ def from_groups(fabric: Fabric, obs: Observations, slow_ratio: float,
             blame[key].add(fault, severity, confidence, ev)
         else:
             sw = e[1]  # type: ignore[index]
-            sev = Severity(severity) if confidence >= 0.5 else Severity.WARNING
+            sev = Severity(severity) if confidence >= 0.5 or severity == "info" else Severity.WARNING
             switches.append(Finding("", "switch", fabric.label(sw), fault, sev, confidence, [ev],
                                     None, [sw]))
     return switches

@@ -29,9 +29,10 @@ from fabricdoc.model.evidence import (
     SlowPairsEvidence,
     SwitchLinksEvidence,
 )
+from fabricdoc.model.expectation import Sample, TestJudgement, judge_observations
 from fabricdoc.model.findings import Finding
 from fabricdoc.model.memory import gc_paused
-from fabricdoc.model.records import LinkKey, Observations, PairResult
+from fabricdoc.model.records import LinkKey, Observations
 from fabricdoc.model.severity import Severity, worst
 from fabricdoc.model.topology import Fabric
 
@@ -43,16 +44,26 @@ class Options:
     The report records them (``Report.thresholds``) so every renderer judges as the sweep did.
     """
 
-    slow_ratio: float = 0.80  # a pair below this fraction of expected bandwidth is slow
-    suspect_fraction: float = 1.0  # fraction of a link's tests that must be slow
+    # A test is slow when below what healthy tests of its shape reach here by more than the noise
+    # explains (fabricdoc.model.expectation); given, below this share of that figure instead.
+    slow_ratio: float | None = None
+    suspect_fraction: float = 0.5  # more than this share of a link's tests must be slow
     switch_fraction: float = 0.5  # blame the switch when this share of its links is bad
     min_confidence: float = 0.5  # below it a finding is at most a warning (never drains)
     rules: tuple[Rule, ...] = DEFAULT_RULES
+    history: tuple[Sample, ...] = ()  # earlier sweeps' test figures: what to expect where too few tests ran
 
     def thresholds(self) -> dict[str, float]:
         """The thresholds a report says it was judged with."""
-        return {"slow_ratio": self.slow_ratio, "suspect_fraction": self.suspect_fraction,
-                "switch_fraction": self.switch_fraction, "min_confidence": self.min_confidence}
+        out = {"suspect_fraction": self.suspect_fraction, "switch_fraction": self.switch_fraction,
+               "min_confidence": self.min_confidence}
+        if self.slow_ratio is not None:
+            out["slow_ratio"] = self.slow_ratio
+        return out
+
+    def judge(self, fabric: Fabric, obs: Observations) -> TestJudgement:
+        """Every test of ``obs`` judged against what healthy tests of its shape reach on ``fabric``."""
+        return judge_observations(fabric, obs.pairs, obs.groups, self.history, self.slow_ratio)
 
 
 def sort_findings(findings: list[Finding]) -> list[Finding]:
@@ -60,19 +71,22 @@ def sort_findings(findings: list[Finding]) -> list[Finding]:
     return sorted(findings, key=lambda f: (-f.severity.rank, -f.confidence, f.name))
 
 
-def localize(fabric: Fabric, obs: Observations, options: Options | None = None) -> list[Finding]:
-    """All findings for one sweep, most severe first; ids are F001, F002, ... in that order."""
+def localize(fabric: Fabric, obs: Observations, options: Options | None = None,
+             judged: TestJudgement | None = None) -> list[Finding]:
+    """All findings for one sweep, most severe first; ids are F001, F002, ... in that order.
+    ``judged`` is every test of ``obs`` judged (:meth:`Options.judge`; judged here when None)."""
+    options = options or Options()
     with gc_paused():  # builds evidence for thousands of ports and frees nothing meanwhile
-        return _localize(fabric, obs, options or Options())
+        return _localize(fabric, obs, options, judged or options.judge(fabric, obs))
 
 
-def _localize(fabric: Fabric, obs: Observations, opt: Options) -> list[Finding]:
+def _localize(fabric: Fabric, obs: Observations, opt: Options, judged: TestJudgement) -> list[Finding]:
     blame: dict[LinkKey, Blame] = defaultdict(Blame)
     direct.from_counters(fabric, obs, opt.rules, blame)
     direct.from_states(fabric, obs, blame)
     direct.from_events(fabric, obs, blame)
-    unexplained = tomography.from_pairs(fabric, obs, opt.slow_ratio, opt.suspect_fraction, blame)
-    loaded_switches = grouptomo.from_groups(fabric, obs, opt.slow_ratio, blame)  # load-only faults
+    unexplained = tomography.from_pairs(fabric, obs, judged, opt.suspect_fraction, blame)
+    loaded_switches = grouptomo.from_groups(fabric, obs, judged, blame)  # load-only faults
     findings = _to_findings(fabric, blame, opt) + loaded_switches
     findings += _unexplained_findings(fabric, unexplained)
     findings += corruption_findings(fabric, obs.pairs)
@@ -105,7 +119,8 @@ def _to_findings(fabric: Fabric, blame: dict[LinkKey, Blame], opt: Options) -> l
         if sw.id in dead:
             continue
         links = fabric.node_links(sw.id)
-        bad = [lk.key for lk in links if lk.key in verdicts and lk.key not in absorbed]
+        bad = [lk.key for lk in links if lk.key in verdicts and lk.key not in absorbed
+               and verdicts[lk.key].severity.rank > Severity.INFO.rank]
         if not bad:
             continue
         # "Most of its links fail the same way": the largest group of one fault class must be
@@ -153,18 +168,23 @@ def _switch_finding(fabric: Fabric, blame: dict[LinkKey, Blame], switch: str, ke
     return Finding("", "switch", fabric.label(switch), fault, severity, confidence, evidence, None, [switch])
 
 
-def _unexplained_findings(fabric: Fabric, pairs: list[PairResult], limit: int = 20) -> list[Finding]:
-    """Slow tests no suspect explains, slowest first: said as such (a warning naming the pair), never dropped."""
-    pairs = sorted(pairs, key=lambda p: (p.ratio if p.ratio is not None else -1.0, str(p.src), str(p.dst)))
+def _unexplained_findings(fabric: Fabric, left: tomography.Unexplained, limit: int = 20) -> list[Finding]:
+    """Slow tests no suspect explains, slowest first: said as such, never dropped. A lone one is noise
+    (``info``: a transient slowdown nothing else confirms); a pair slow again in another test is a warning."""
+    order = sorted(range(len(left.pairs)), key=lambda i: (not left.repeated[i], left.relative[i] or -1.0,
+                                                           str(left.pairs[i].src), str(left.pairs[i].dst)))
     out = []
-    for p in pairs[:limit]:
+    for i in order[:limit]:
+        p, rel = left.pairs[i], left.relative[i]
         ends = [(fabric.label(p.src.node), p.src.port), (fabric.label(p.dst.node), p.dst.port)]
         sample = PairSample(ends[0], ends[1], p.status, p.busbw_gbps, p.expected_gbps,
-                            None if p.ratio is None else round(p.ratio, 4))
+                            None if p.ratio is None else round(p.ratio, 4), None if rel is None else round(rel, 4))
         ratio = 0.0 if p.ratio is None else round(p.ratio, 4)
-        evidence = SlowPairsEvidence(tests=1, slow=1, worst_ratio=ratio, median_ratio=ratio, slow_pairs=(sample,))
+        evidence = SlowPairsEvidence(tests=1, slow=1, worst_ratio=ratio, median_ratio=ratio, slow_pairs=(sample,),
+                                     median_relative=None if rel is None else round(rel, 4))
+        severity = Severity.WARNING if left.repeated[i] else Severity.INFO
         out.append(Finding("", "pair", f"{ends[0][0]}[{ends[0][1]}] -> {ends[1][0]}[{ends[1][1]}]",
-                           "slow_unexplained", Severity.WARNING, 0.0, [evidence], ends, [p.src.node, p.dst.node]))
+                           "slow_unexplained", severity, 0.0, [evidence], ends, [p.src.node, p.dst.node]))
     return out
 
 

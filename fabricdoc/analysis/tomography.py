@@ -9,7 +9,10 @@ on today's routes, so a reroute around a dead link does not blame innocent links
 
 from __future__ import annotations
 
+import math
+import statistics
 from collections import defaultdict
+from dataclasses import dataclass
 
 from fabricdoc.analysis.blame import Blame
 from fabricdoc.errors import TopologyError
@@ -19,6 +22,7 @@ from fabricdoc.model.evidence import (
     SlowPairsEvidence,
     StateEvidence,
 )
+from fabricdoc.model.expectation import MIN_DROP, TestJudgement
 from fabricdoc.model.flows import maxmin, shares_channels
 from fabricdoc.model.paths import directed, expected_gbps, is_bidirectional
 from fabricdoc.model.records import LinkKey, Observations, PairResult, PortRef
@@ -27,6 +31,7 @@ from fabricdoc.model.topology import Fabric
 HARD_FAULTS = frozenset({"down", "width_degraded", "speed_degraded", "not_responding", "not_discovered"})
 # Hard faults that leave a link up at a lower rate: they explain a slow test only as far as that rate does.
 SLOWING_FAULTS = frozenset({"width_degraded", "speed_degraded"})
+HARD_SLOW = 0.7  # tests through a cable at this share of what healthy tests reach, or less: an error
 
 
 def _contention(
@@ -55,10 +60,35 @@ def _contention(
     return out
 
 
-def from_pairs(fabric: Fabric, obs: Observations, slow_ratio: float, suspect_fraction: float,
-               blame: dict[LinkKey, Blame]) -> list[PairResult]:
+@dataclass
+class Unexplained:
+    """Slow tests no suspect explains (reported as such, never dropped), and whether each repeated
+    (its pair was slow in another test too): a lone one is noise, a repeated one is a warning."""
+
+    pairs: list[PairResult]
+    repeated: list[bool]
+    relative: list[float | None]
+
+
+MASK_SHARE = 0.8  # a link trained low below this share of its path's other cables held the test to its rate
+WEAK_Z = 2.0  # a test this many spreads low (and MIN_DROP) is evidence against the cables it crossed
+NAMED_Z = 5.0  # a cable's own low tests this far below the noise together name it (combined_z)
+Z_CAP = 10.0  # one test counts at most this many spreads: a transient outlier does not decide alone
+RETEST_Z = 1.5  # a cable whose tests sit this low (upper median) around an unexplained low test: re-test it
+RETEST_LIMIT = 256  # suspects to re-test listed at most (the lowest first)
+CAP_TOLERANCE = 0.15  # tests through one slow cable sit within this (log units) of each other: hosts differ
+NAMED_DROP = 0.10  # a cable named slow sits at least this far below what healthy tests reach (hosts alone
+# differ by a few percent each way, so their pairs by up to ~8%; a gray fault is 0.85x)
+
+
+def from_pairs(fabric: Fabric, obs: Observations, judged: TestJudgement, suspect_fraction: float,
+               blame: dict[LinkKey, Blame]) -> Unexplained:
     """Blame the fewest cables that explain the slow tests no hard evidence explains; return the
-    slow tests that nothing explains (reported as such, never dropped)."""
+    slow tests that nothing explains. A test is slow as ``judged`` says (against what healthy tests of
+    its shape reach here, by more than the noise explains). A cable is a suspect when more than
+    ``suspect_fraction`` of the tests through it were slow (at least half); it is named when two or
+    more slow tests (or one that hung) make it one, and listed as a suspect to re-test (``info``) when
+    one test alone does, or when its tests sit low without being slow."""
     tests_through: dict[LinkKey, list[int]] = defaultdict(list)
     slow: set[int] = set()
     pairs = obs.pairs
@@ -82,9 +112,9 @@ def from_pairs(fabric: Fabric, obs: Observations, slow_ratio: float, suspect_fra
             # Corruption is judged separately; a test that could not run says nothing about
             # the fabric (the report lists it as not tested), never a hardware fault.
             continue
-        if p.status == "hung" or (p.ratio is not None and p.ratio < slow_ratio):
+        if judged.pair_slow(i, p):
             slow.add(i)
-        elif _masked(fabric, p, path, slowed, slow_ratio):
+        elif _masked(fabric, p, path, slowed):
             # A link trained low was this test's bottleneck: it ran at that link's rate and says
             # nothing of the other cables on its path (a slow one may hide behind it).
             for key in path:
@@ -93,13 +123,11 @@ def from_pairs(fabric: Fabric, obs: Observations, slow_ratio: float, suspect_fra
             continue
         for key in path:
             tests_through[key].append(i)
-    if not slow:
-        return []
+    relative = [j.relative for j in judged.pairs]
+    below = [judged.threshold(i) for i in range(len(pairs))]
     shared = _contention(fabric, pairs, paths, channels)
     if shared:
-        slow = {i for i in slow if i not in shared or (pairs[i].ratio or 0.0) / shared[i] < slow_ratio}
-        if not slow:
-            return []
+        slow = {i for i in slow if i not in shared or (relative[i] or 0.0) / shared[i] < below[i]}
     # Slow pairs already explained by hard evidence need no suspect. A link gone (down, silent,
     # undiscovered) explains every slow test on it; a down link also slows the pairs rerouted
     # around it, so its pairs' routes before the failure count too. A link trained low explains
@@ -116,8 +144,8 @@ def from_pairs(fabric: Fabric, obs: Observations, slow_ratio: float, suspect_fra
         on_path = [k for k in paths[i] if k in slowed]
         if on_path:
             accounted = accounted_ratio(fabric, pairs[i], on_path, slowed)
-            ratio = pairs[i].ratio
-            if ratio is not None and pairs[i].status == "ok" and ratio >= slow_ratio * accounted:
+            rel = relative[i]
+            if rel is not None and pairs[i].status == "ok" and rel >= below[i] * accounted:
                 return True
         if before is None:
             return False
@@ -129,52 +157,165 @@ def from_pairs(fabric: Fabric, obs: Observations, slow_ratio: float, suspect_fra
         except TopologyError:
             return False
 
+    # How far below its shape's healthy figure each test sat, its round's contention taken out. A test
+    # two spreads low (and MIN_DROP) is evidence against the cables it crossed: a gray fault in noise
+    # leaves some of its tests just short of slow, and a cable is judged on all of them together.
+    z = [None if j.z is None or j.baseline is None else j.z - math.log(shared.get(i, 1.0)) / j.baseline.spread
+         for i, j in enumerate(judged.pairs)]
     unexplained = {i for i in slow if not explained(i)}
+    low = {i for i, zi in enumerate(z) if zi is not None and zi < -WEAK_Z and not explained(i)
+           and (relative[i] or 0.0) / shared.get(i, 1.0) < 1.0 - MIN_DROP}
+    evidence = unexplained | low
+    if not evidence:
+        return Unexplained([], [], [])
+    fraction = max(0.5, min(1.0, suspect_fraction))
     suspects: dict[LinkKey, set[int]] = {}
-    for key, tests in tests_through.items():
-        n_slow = sum(1 for i in tests if i in slow)
-        if tests and n_slow >= suspect_fraction * len(tests) and n_slow:
-            suspects[key] = {i for i in tests if i in slow}
-    first = _cover(set(unexplained), suspects, pairs, blame, tests_through)
+    considered: dict[LinkKey, list[int]] = {}
+    for key, crossed in tests_through.items():
+        if key in slowed:
+            continue  # trained low: it slows its tests as far as its rate does, and a slower one has more
+        # A slow test another cable's hard fault explains says nothing of this one, either way.
+        tests = [i for i in crossed if i not in slow or i in unexplained]
+        covers = {i for i in tests if i in evidence}
+        # More than ``fraction`` of its tests low (all of them at 1.0): a slow cable caps every test
+        # through it, a healthy one shows a transient outlier now and then.
+        if covers and (len(covers) > fraction * len(tests) or len(covers) == len(tests)):
+            suspects[key] = covers
+            considered[key] = tests
+    level = {i: math.log(max(1e-9, (relative[i] or 0.0) / shared.get(i, 1.0))) for i in evidence if relative[i]}
+    agree = {key: _at_its_cap(covers, level, judged) for key, covers in suspects.items()}
+    first = _cover(evidence, suspects, agree, considered, blame)
     # Overlapping faults: a test slower than the named suspects on its path account for (each
     # suspect's own slowdown is its least slow test) has a second fault on its path; the
     # suspects hidden behind the first ones (all their tests crossed them) explain the rest, if
     # every test through them is that much slower (one noisy test does not make a second fault).
-    residual = _slower_than_explained(unexplained, first, suspects, pairs, paths, slow_ratio)
+    residual = _slower_than_explained(unexplained, first, suspects, pairs, paths, below)
     others = {k: c for k, c in suspects.items() if k not in first and c <= residual}
-    second = _cover(residual, others, pairs, blame, tests_through) if residual else []
+    second = _cover(residual, others, agree, considered, blame) if residual else []
     by_first = set().union(*(suspects[k] for k in first))
     by_second = set().union(*(suspects[k] for k in second))
     left = sorted((unexplained - by_first - by_second) | (residual - by_second))
     chosen = first + second
+    owned = _attribute(first, suspects, evidence) | _attribute(second, suspects, residual)
     for key in chosen:
-        covers = suspects[key]
-        # Equivalent candidates explain exactly the same slow pairs: split the confidence,
-        # and name them so a targeted re-test can tell them apart.
-        alternatives = sorted((k for k, c in suspects.items() if c == covers and k != key), key=str)
-        twins = 1 + len(alternatives)
-        n = len(tests_through[key])
-        ratios = [pairs[i].ratio for i in covers if pairs[i].ratio is not None]
-        worst = min(ratios) if ratios else 0.0
-        median = sorted(ratios)[len(ratios) // 2] if ratios else 0.0
-        hung = sum(1 for i in covers if pairs[i].status == "hung")
-        confidence = min(0.99, (1.0 / twins) * (1 - 0.5 ** n))
-        severity = "error" if (median < 0.7 or hung) else "warning"
-        fault = "hung" if hung == len(covers) else "degraded_bandwidth"
-        slow_pairs = tuple(
-            PairSample((fabric.label(pairs[i].src.node), pairs[i].src.port),
-                       (fabric.label(pairs[i].dst.node), pairs[i].dst.port), pairs[i].status,
-                       pairs[i].busbw_gbps, pairs[i].expected_gbps,
-                       None if pairs[i].ratio is None else round(pairs[i].ratio, 4))
-            for i in sorted(covers)[:20]
-        )
-        alts = tuple(((k.a.node, k.a.port), (k.b.node, k.b.port)) for k in alternatives[:8])
-        blame[key].add(fault, severity, confidence, SlowPairsEvidence(
-            tests=n, slow=len(covers), worst_ratio=round(worst, 4), median_ratio=round(median, 4),
-            equivalent_suspects=twins, alternatives=alts, slow_pairs=slow_pairs))
-        if alternatives:
-            blame[key].add(fault, severity, confidence, _candidates(fabric, key, alternatives[:8], pairs, covers))
-    return [pairs[i] for i in left]
+        _blame_slow(fabric, key, suspects, considered, pairs, judged, z, blame, owned[key] & agree[key], slow)
+    explained_low = set().union(*(suspects[k] for k in chosen))
+    _to_retest(fabric, tests_through, evidence - explained_low, set(chosen) | set(slowed), z, pairs, judged, blame)
+    # A pair slow again in another test repeats: a warning, when it is that much slower than hosts differ.
+    seen: dict[tuple[PortRef, PortRef], int] = defaultdict(int)
+    for i in slow:
+        if (relative[i] or 0.0) / shared.get(i, 1.0) < 1.0 - NAMED_DROP:
+            seen[_pair_key(pairs[i])] += 1
+    return Unexplained([pairs[i] for i in left], [seen[_pair_key(pairs[i])] > 1 for i in left],
+                       [relative[i] for i in left])
+
+
+def _pair_key(p: PairResult) -> tuple[PortRef, PortRef]:
+    return (p.src, p.dst) if (p.src.node, p.src.port) <= (p.dst.node, p.dst.port) else (p.dst, p.src)
+
+
+def _confidence(tests: int, together: float | None, twins: int, hung: bool) -> float:
+    """Grows with the tests behind a suspect and how far below the noise they sit together, split among
+    equally likely suspects: (1 - 0.5^k) x (1 - exp(-(z/5)^2)) / twins, ``z`` their combined z.
+
+    >>> _confidence(2, -5.0, 1, False), _confidence(6, -10.0, 1, False), _confidence(6, -20.0, 2, False)
+    (0.47, 0.97, 0.49)
+    """
+    distance = 1.0 if hung or together is None else 1.0 - math.exp(-((together / NAMED_Z) ** 2))
+    return round(min(0.99, (1.0 / twins) * (1 - 0.5 ** tests) * distance), 2)
+
+
+def combined_z(zs: list[float]) -> float | None:
+    """How far a cable's own tests sit below the noise together: their z (each at most ``Z_CAP`` low, so
+    one transient outlier does not decide) summed over the square root of their number.
+
+    >>> combined_z([-2.4, -2.4, -2.4, -2.4]), combined_z([-30.0, -30.0])
+    (-4.8, -14.14)
+    """
+    if not zs:
+        return None
+    return round(sum(max(-Z_CAP, v) for v in zs) / math.sqrt(len(zs)), 2)
+
+
+def _blame_slow(fabric: Fabric, key: LinkKey, suspects: dict[LinkKey, set[int]], considered: dict[LinkKey, list[int]],
+                pairs: list[PairResult], judged: TestJudgement, z: list[float | None], blame: dict[LinkKey, Blame],
+                own: set[int], slow: set[int]) -> None:
+    """Blame one chosen suspect with its low tests as evidence. ``own`` are the tests it alone explains at
+    its cap: it is named (warning or worse) when two or more of them (or one that hung) sit
+    :data:`NAMED_Z` spreads below the noise together and their median :data:`NAMED_DROP` below what
+    healthy tests reach, else listed as a suspect to re-test (``info``)."""
+    covers = suspects[key]
+    # Equivalent candidates explain exactly the same slow pairs: split the confidence,
+    # and name them so a targeted re-test can tell them apart.
+    healthy = len(considered[key]) - len(covers)
+    alternatives = sorted((k for k, c in suspects.items()
+                           if c == covers and k != key and len(considered[k]) - len(c) == healthy), key=str)
+    twins = 1 + len(alternatives)
+    n = len(considered[key])
+    ratios = [pairs[i].ratio for i in covers if pairs[i].ratio is not None]
+    rels = [judged.pairs[i].relative for i in own if judged.pairs[i].relative is not None]
+    together = combined_z([zi for i in own for zi in [z[i]] if zi is not None])
+    worst = min(ratios) if ratios else 0.0
+    median = float(statistics.median(ratios)) if ratios else 0.0
+    median_rel = float(statistics.median(rels)) if rels else None
+    hung = sum(1 for i in covers if pairs[i].status == "hung")
+    confidence = _confidence(len(own), together, twins, bool(hung))
+    named = bool(hung) or (len(own) >= 2 and together is not None and together <= -NAMED_Z
+                           and median_rel is not None and median_rel < 1.0 - NAMED_DROP)
+    if not named:
+        severity = "info"  # a suspect to re-test, not a named fault
+    else:
+        severity = "error" if (hung or (median_rel is not None and median_rel < HARD_SLOW)) else "warning"
+    fault = "hung" if hung == len(covers) else "degraded_bandwidth"
+    efficiency = _efficiency(judged, covers)
+    slow_pairs = tuple(_sample(fabric, pairs[i], judged.pairs[i].relative) for i in sorted(covers)[:20])
+    alts = tuple(((k.a.node, k.a.port), (k.b.node, k.b.port)) for k in alternatives[:8])
+    blame[key].add(fault, severity, confidence, SlowPairsEvidence(
+        tests=n, slow=sum(1 for i in covers if i in slow), worst_ratio=round(worst, 4), median_ratio=round(median, 4),
+        equivalent_suspects=twins, alternatives=alts, slow_pairs=slow_pairs,
+        median_relative=None if median_rel is None else round(median_rel, 4), healthy_efficiency=efficiency,
+        suspect_only=not named))
+    if alternatives:
+        blame[key].add(fault, severity, confidence, _candidates(fabric, key, alternatives[:8], pairs, covers))
+
+
+def _to_retest(fabric: Fabric, tests_through: dict[LinkKey, list[int]], low: set[int], skip: set[LinkKey],
+               z: list[float | None], pairs: list[PairResult], judged: TestJudgement,
+               blame: dict[LinkKey, Blame], limit: int = RETEST_LIMIT) -> None:
+    """Cables a low test nothing explains crossed, whose tests sit low as a whole (at least half of them a
+    spread below what healthy tests reach): a gray fault among noise looks like this before it has
+    enough tests to be named. Each is listed (``info``, a suspect to re-test; ``fabricdoc sweep``
+    re-tests it), the lowest first, at most ``limit``."""
+    found = []
+    for key, crossed in tests_through.items():
+        if key in skip or low.isdisjoint(crossed):
+            continue
+        zs = [zi for i in crossed for zi in [z[i]] if zi is not None]
+        if zs and statistics.median_high(zs) < -RETEST_Z:
+            found.append((statistics.median(zs), str(key), key))
+    for _, _, key in sorted(found)[:limit]:
+        tests = tests_through[key]
+        mine = sorted(i for i in tests if i in low)
+        ratios = [pairs[i].ratio for i in mine if pairs[i].ratio is not None]
+        rels = [judged.pairs[i].relative for i in tests if judged.pairs[i].relative is not None]
+        blame[key].add("degraded_bandwidth", "info", 0.0, SlowPairsEvidence(
+            tests=len(tests), slow=sum(1 for i in tests if judged.pair_slow(i, pairs[i])),
+            worst_ratio=round(min(ratios), 4) if ratios else 0.0,
+            median_ratio=round(float(statistics.median(ratios)), 4) if ratios else 0.0,
+            slow_pairs=tuple(_sample(fabric, pairs[i], judged.pairs[i].relative) for i in mine[:20]),
+            median_relative=round(float(statistics.median(rels)), 4) if rels else None,
+            healthy_efficiency=_efficiency(judged, set(tests)), suspect_only=True))
+
+
+def _efficiency(judged: TestJudgement, tests: set[int]) -> float | None:
+    effs = [j.baseline.efficiency for i in tests for j in [judged.pairs[i]] if j.baseline is not None]
+    return round(float(statistics.median(effs)), 4) if effs else None
+
+
+def _sample(fabric: Fabric, p: PairResult, relative: float | None) -> PairSample:
+    return PairSample((fabric.label(p.src.node), p.src.port), (fabric.label(p.dst.node), p.dst.port), p.status,
+                      p.busbw_gbps, p.expected_gbps, None if p.ratio is None else round(p.ratio, 4),
+                      None if relative is None else round(relative, 4))
 
 
 def trained_share(fabric: Fabric, key: LinkKey, blame: Blame) -> float:
@@ -203,40 +344,92 @@ def accounted_ratio(fabric: Fabric, pair: PairResult, keys: list[LinkKey], slowe
     return min(1.0, rate / expected)
 
 
-def _masked(fabric: Fabric, pair: PairResult, path: tuple[LinkKey, ...], slowed: dict[LinkKey, float],
-            slow_ratio: float) -> bool:
+def _masked(fabric: Fabric, pair: PairResult, path: tuple[LinkKey, ...], slowed: dict[LinkKey, float]) -> bool:
     """Whether a link trained low held the test well below what its path's other cables carry."""
     if not slowed or not pair.expected_gbps or not any(k in slowed for k in path):
         return False
     others = [fabric.links[k].capacity_gbps for k in path if k not in slowed]
-    return bool(others) and pair.expected_gbps < slow_ratio * min(others)
+    return bool(others) and pair.expected_gbps < MASK_SHARE * min(others)
 
 
-def _cover(remaining: set[int], suspects: dict[LinkKey, set[int]], pairs: list[PairResult],
-           blame: dict[LinkKey, Blame], tests_through: dict[LinkKey, list[int]]) -> list[LinkKey]:
-    """Greedy set cover: the fewest suspects that explain ``remaining`` slow tests (ties broken by
-    other evidence on the cable, how many tests crossed it, how slow they were)."""
+# A slow test through a slow cable against one through a healthy cable (a transient outlier, noise):
+# log(0.9 / 0.03); a test that was not slow through a slow cable (a gray fault in noise) against one
+# through a healthy cable: log(0.97 / 0.15). The greedy cover names a cable while its slow tests
+# outweigh the healthy ones that crossed it.
+SLOW_WEIGHT = math.log(0.9 / 0.03)
+HEALTHY_WEIGHT = math.log(0.97 / 0.15)
+# A cable other evidence already blames (errors, flaps, congestion) explains slow tests more likely than
+# one nothing else points at: worth about one slow test.
+KNOWN_BAD = SLOW_WEIGHT
+
+
+def _at_its_cap(covers: set[int], level: dict[int, float], judged: TestJudgement) -> set[int]:
+    """The slow tests through a cable that sit at one rate, the least slow of them: a slow cable caps every
+    test through it alike (a test further below has something more on its path), while transient outliers
+    land anywhere. A hung test always counts."""
+    levels = {i: level[i] for i in covers if i in level}
+    if not levels:
+        return set(covers)
+    cap = max(levels.values())
+    out = {i for i in covers if i not in levels}
+    for i, v in levels.items():
+        b = judged.pairs[i].baseline
+        tolerance = max(CAP_TOLERANCE, 3.0 * math.sqrt(2.0) * (b.spread if b is not None else 0.05))
+        if v >= cap - tolerance:
+            out.add(i)
+    return out
+
+
+def _cover(remaining: set[int], suspects: dict[LinkKey, set[int]], agree: dict[LinkKey, set[int]],
+           considered: dict[LinkKey, list[int]], blame: dict[LinkKey, Blame]) -> list[LinkKey]:
+    """Weighted greedy set cover: the suspects that best explain ``remaining`` slow tests, each scored by
+    the slow tests it would newly explain at its cap (:func:`_at_its_cap`) against the tests through it
+    that were not slow (:data:`SLOW_WEIGHT`, :data:`HEALTHY_WEIGHT`), plus :data:`KNOWN_BAD` for a cable
+    other evidence blames, while that score is positive (ties
+    broken by fewer slow tests far below its cap, other evidence on the cable, how many tests crossed it);
+    then a suspect whose slow tests the
+    others explain too is dropped (the one with the most healthy tests first): a cable some healthy tests
+    crossed is not named beside the cables that explain its slow ones."""
     chosen: list[LinkKey] = []
-    remaining = set(remaining)
-    while remaining:
+    left = set(remaining)
+    healthy = {k: len(considered[k]) - len(c) for k, c in suspects.items()}
+    while left:
         best, best_score = None, None
         for key, covers in suspects.items():
-            gain = len(covers & remaining)
-            if not gain:
+            gain = covers & left
+            if not gain or key in chosen:
                 continue
-            ratios = [pairs[i].ratio or 0.0 for i in covers]
-            score = (gain, key in blame, len(tests_through[key]), -sum(ratios) / len(ratios), str(key))
+            fits = len(gain & agree[key])
+            weight = SLOW_WEIGHT * fits - HEALTHY_WEIGHT * healthy[key] + (KNOWN_BAD if key in blame else 0.0)
+            # Ties: fewer slow tests it would explain only below its cap (they need a second fault anyway).
+            score = (weight, fits - len(gain), len(gain), key in blame, len(considered[key]), str(key))
             if best_score is None or score > best_score:
                 best, best_score = key, score
-        if best is None:
-            break  # slow pairs no single suspect explains (noise, or a fault off the tested paths)
+        if best is None or best_score is None or best_score[0] <= 0:
+            break  # slow tests no suspect explains better than noise does
         chosen.append(best)
-        remaining -= suspects[best]
+        left -= suspects[best]
+    for key in sorted(chosen, key=lambda k: (-healthy[k], str(k))):
+        if not healthy[key]:
+            break  # every test through it was slow: nothing speaks for dropping it
+        others = [k for k in chosen if k != key]
+        if others and (suspects[key] & remaining) <= set().union(*(suspects[k] for k in others)):
+            chosen.remove(key)
     return chosen
 
 
+def _attribute(chosen: list[LinkKey], suspects: dict[LinkKey, set[int]], remaining: set[int]) -> dict[LinkKey, set[int]]:
+    """Each chosen suspect's slow tests, in the order chosen: a test goes to the first suspect explaining it."""
+    left = set(remaining)
+    out = {}
+    for key in chosen:
+        out[key] = suspects[key] & left
+        left -= out[key]
+    return out
+
+
 def _slower_than_explained(unexplained: set[int], chosen: list[LinkKey], suspects: dict[LinkKey, set[int]],
-                           pairs: list[PairResult], paths: list[tuple[LinkKey, ...]], slow_ratio: float) -> set[int]:
+                           pairs: list[PairResult], paths: list[tuple[LinkKey, ...]], below: list[float]) -> set[int]:
     """Slow tests well below what the chosen suspects on their path explain. A slow cable caps every
     test through it at one rate, so rates are compared in Gb/s: tests judged against different
     expectations (one also crossed a link trained low) still measure the same cap."""
@@ -249,7 +442,7 @@ def _slower_than_explained(unexplained: set[int], chosen: list[LinkKey], suspect
     for i in unexplained:
         rate = pairs[i].busbw_gbps if pairs[i].ratio is not None else None
         named = [own[k] for k in paths[i] if k in own]
-        if rate is not None and named and rate < slow_ratio * min(named):
+        if rate is not None and named and rate < below[i] * min(named):
             out.add(i)
     return out
 

@@ -66,6 +66,7 @@ def result_to_json(phase: str, r: PairResult) -> dict[str, Any]:
 def result_from_json(d: dict[str, Any]) -> PairResult:
     fields = {k: v for k, v in d.items() if k not in ("kind", "phase")}
     fields["src"], fields["dst"] = _port(d["src"]), _port(d["dst"])
+    fields["sizes"] = tuple((int(a), float(b)) for a, b in d.get("sizes") or ())
     return PairResult(**fields)
 
 

@@ -84,9 +84,20 @@ def add_judging(p: argparse.ArgumentParser) -> None:
     """How findings are judged: threshold rules and the slow ratio."""
     p.add_argument("--rules", metavar="FILE",
                    help="TOML threshold rules over the defaults ([[rule]] counter/op/value/fault/severity)")
-    p.add_argument("--slow-ratio", type=float, default=0.80, metavar="R",
-                   help="a test below R x its expected bandwidth is slow (default 0.8; lower it where the test "
-                   "hosts limit bandwidth themselves, e.g. gloo on a few CPU cores)")
+    p.add_argument("--slow-ratio", type=_ratio, default=None, metavar="R",
+                   help="a test below R x what healthy tests of its shape reach on this fabric is slow. Default: "
+                   "learned from the tests themselves: slow means further below the healthy tests' median than "
+                   "their spread explains (2.5 spreads, at least 3%%); see the report's expectations")
+
+
+def _ratio(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"{text}: must be in (0, 1]")
+    return value
 
 
 def add_max_report_age(p: argparse.ArgumentParser) -> None:

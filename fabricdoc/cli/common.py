@@ -80,7 +80,19 @@ def emit_report(report: Any, args: argparse.Namespace) -> int:
         print(f"fabricdoc {args.command}: error: {escape(error)}", file=sys.stderr)
     if report.errors:
         return 2
+    if report.verdict == "incomplete":  # exit 2 always says why, in one line
+        print(f"fabricdoc {args.command}: incomplete: {escape(_not_seen_line(report.coverage))}", file=sys.stderr)
     return exit_code(report.verdict)
+
+
+def _not_seen_line(coverage: dict[str, Any]) -> str:
+    """What a report could not see, in one line: the first thing and how many more."""
+    items = coverage.get("not_seen") or []
+    count = int(coverage.get("not_seen_count") or len(items))
+    if not items:
+        return "something planned was not seen (see the report's coverage)"
+    first = f"{items[0].get('what', '')}: {items[0].get('why', '')}"
+    return first + (f" (and {count - 1} more not seen; see the report's coverage)" if count > 1 else "")
 
 
 def name_map(args: argparse.Namespace) -> Any:

@@ -125,7 +125,7 @@ def efficiency(args: argparse.Namespace, report: Any) -> Any:
             stored = store.test_pools(str(report.fabric.get("name", "")))
         pools += stored
         what = f"this report and {len(stored)} sweeps in the history store"
-    return learned_efficiency(pools, report.slow_ratio, what)
+    return learned_efficiency(pools, what)
 
 
 def given_what_if(fabric: Any, report: Any, args: argparse.Namespace) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ import yaml
 from fabricdoc.errors import ConfigError, TopologyError
 from fabricdoc.fabric.faults import FAULT_KINDS, SWITCH_FAULT_KINDS, Fault
 from fabricdoc.fabric.generators import GENERATORS
+from fabricdoc.fabric.realism import DEFAULT, Realism, parse_realism
 from fabricdoc.model.inputs import compose_yaml, construct_scalar, read_text
 from fabricdoc.model.records import Node, PortRef
 from fabricdoc.model.topology import Fabric
@@ -102,14 +104,24 @@ def _text(where: str, key: str, value: Any) -> str:
     return str(value)
 
 
-_FABRIC_KEYS = {"name", "generator", "params", "nodes", "links", "faults", "description"}
+_FABRIC_KEYS = {"name", "generator", "params", "nodes", "links", "faults", "description", "measurements"}
 _NODE_KEYS = {"id", "kind", "ports", "label", "guid", "attrs"}
 _LINK_KEYS = {"a", "b", "lanes", "lane_gbps", "max_lanes", "max_lane_gbps", "state"}
 _FAULT_KEYS = {"kind", "port", "switch", "lanes", "lane_gbps", "factor", "rate_per_hour", "flaps", "flows"}
 
 
-def fabric_from_yaml(path: str | Path) -> tuple[Fabric, list[Fault]]:
-    """Load a fabric file and the faults it carries (empty when none)."""
+@dataclass
+class FabricFile:
+    """What a fabric file holds: the fabric, the faults it carries for the simulator, and how the
+    simulator's measurements scatter (``measurements:``, :mod:`fabricdoc.fabric.realism`)."""
+
+    fabric: Fabric
+    faults: list[Fault]
+    realism: Realism = DEFAULT
+
+
+def read_fabric_file(path: str | Path) -> FabricFile:
+    """Load a fabric file: the fabric, its faults (empty when none) and its measurements' realism."""
     path = Path(path)
     data = read_yaml(path)
     _check_keys(path, data, _FABRIC_KEYS, "fabric file")
@@ -120,7 +132,15 @@ def fabric_from_yaml(path: str | Path) -> tuple[Fabric, list[Fault]]:
         fabric = _listed(path, data, name)
     fabric.source = f"file:{path}"
     faults = parse_faults(path, data.get("faults"), fabric) if data.get("faults") else []
-    return fabric, faults
+    measurements = data.get("measurements")
+    realism = DEFAULT if measurements is None else parse_realism(path, measurements, getattr(measurements, "line", 0))
+    return FabricFile(fabric, faults, realism)
+
+
+def fabric_from_yaml(path: str | Path) -> tuple[Fabric, list[Fault]]:
+    """Load a fabric file and the faults it carries (empty when none)."""
+    loaded = read_fabric_file(path)
+    return loaded.fabric, loaded.faults
 
 
 def _generate(path: Path, data: dict, name: str) -> Fabric:

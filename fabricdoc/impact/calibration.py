@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import math
 import re
-import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from fabricdoc.errors import ConfigError
+from fabricdoc.model.expectation import healthy_bulk
 
 ASSUMES = {
     "ring": "NCCL ring: each rank sends to the next, the slowest hop sets the pace; busbw = rails x its share",
@@ -94,27 +94,29 @@ def given_efficiency(spec: str, source: str = "--efficiency") -> Efficiency:
     return Efficiency(by_size, f"given ({source} {spec.strip()})")
 
 
-def learned_efficiency(reports: Iterable[dict[str, Any]], slow_ratio: float = 0.8,
-                       source: str = "") -> Efficiency | None:
-    """The median measured/expected of healthy tests (status ok, ratio at least ``slow_ratio``) per message
-    size, over the pair lists of ``reports`` (report dicts with ``pairs``); None when there are none."""
+def learned_efficiency(reports: Iterable[dict[str, Any]], source: str = "") -> Efficiency | None:
+    """What healthy tests reach, per message size, over the pair lists of ``reports`` (report dicts with
+    ``pairs``): the healthy bulk's median measured/expected (:func:`fabricdoc.model.expectation.healthy_bulk`:
+    slow tests and transient outliers left out) of tests that ran (status ok) and were not judged slow;
+    None when there are none."""
     ratios: dict[int, list[float]] = {}
     n_reports = 0
     for rep in reports:
         used = False
         for p in rep.get("pairs") or []:
             ratio = p.get("ratio")
-            if p.get("status") != "ok" or ratio is None or not p.get("expected_gbps") or ratio < slow_ratio:
+            if p.get("status") != "ok" or ratio is None or not p.get("expected_gbps") or p.get("slow") or ratio <= 0:
                 continue
             ratios.setdefault(int(p.get("size_bytes") or 0), []).append(float(ratio))
             used = True
         n_reports += used
     if not ratios:
         return None
-    by_size = {s: round(min(1.0, statistics.median(v)), 4) for s, v in ratios.items()}
+    bulk = {s: healthy_bulk([math.log(r) for r in v]) for s, v in ratios.items()}
+    by_size = {s: round(min(1.0, math.exp(center)), 4) for s, (center, _, _) in bulk.items()}
     if len(by_size) > 1 and 0 in by_size:
         del by_size[0]  # tests of unknown size say nothing about size once sizes are known
-    tests = {s: len(ratios[s]) for s in by_size}
+    tests = {s: bulk[s][2] for s in by_size}
     what = source or f"{n_reports} report{'s' if n_reports != 1 else ''}"
     return Efficiency(by_size, f"learned from {sum(tests.values())} healthy tests in {what}", tests)
 

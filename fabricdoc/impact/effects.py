@@ -10,6 +10,7 @@ from fabricdoc.errors import TopologyError
 from fabricdoc.model.evidence import GroupLoadEvidence, SlowPairsEvidence, StateEvidence
 from fabricdoc.model.findings import Finding
 from fabricdoc.model.records import Link, LinkKey
+from fabricdoc.model.severity import Severity
 from fabricdoc.model.topology import Fabric
 
 _DOWN_FAULTS = {"down", "dead"}
@@ -70,6 +71,8 @@ def link_effects(fabric: Fabric, findings: Iterable[Finding]) -> tuple[dict[Link
             effects[key] = LinkEffect(key, max(0.0, cap), down or (old.down if old else False), rule, fid, measured)
 
     for f in findings:
+        if f.severity == Severity.INFO:
+            continue  # noise or a suspect to re-test: nothing is known to be slower
         try:
             keys = finding_links(fabric, f)
         except TopologyError:

@@ -159,11 +159,12 @@ class PairSample:
     busbw_gbps: float | None
     expected_gbps: float | None
     ratio: float | None
+    relative: float | None = None  # measured over what healthy tests of its shape reach here
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> PairSample:
         return cls(tuple(d["src"]), tuple(d["dst"]), d["status"], d.get("busbw_gbps"),  # type: ignore[arg-type]
-                   d.get("expected_gbps"), d.get("ratio"))
+                   d.get("expected_gbps"), d.get("ratio"), d.get("relative"))
 
 
 @dataclass(frozen=True)
@@ -172,7 +173,10 @@ class SlowPairsEvidence(_Kind):
 
     ``alternatives`` are cables that explain exactly the same slow tests (equally
     likely suspects, each ``((node id, port), (node id, port))``), so a re-test can
-    tell them apart. ``slow_pairs`` holds up to 20 of the slow tests.
+    tell them apart. ``slow_pairs`` holds up to 20 of the slow tests. Ratios are of the
+    nominal rate; ``median_relative`` is of what healthy tests of the same shape reach here
+    (``healthy_efficiency`` of the nominal rate). ``suspect_only``: its tests sit low but not
+    clearly slow: a suspect to re-test, not a named fault.
     """
 
     kind: ClassVar[str] = "pairs"
@@ -183,6 +187,9 @@ class SlowPairsEvidence(_Kind):
     equivalent_suspects: int = 1
     alternatives: tuple[tuple[tuple[str, int], tuple[str, int]], ...] = ()
     slow_pairs: tuple[PairSample, ...] = ()
+    median_relative: float | None = None
+    healthy_efficiency: float | None = None
+    suspect_only: bool = False
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> SlowPairsEvidence:

@@ -169,6 +169,8 @@ class PairResult:
     ``status``: ``ok`` measured; ``hung`` killed at its timeout (itself evidence);
     ``wrong`` the data check failed (corruption, a different fault from slowness);
     ``error`` could not run. ``busbw_gbps`` follows the nccl-tests definition.
+    ``sizes`` holds a multi-size run's figures, ``(size_bytes, busbw_gbps)`` per printed size (the
+    sizes are judged one by one against what healthy tests reach at each); empty for one-size tests.
     """
 
     src: PortRef
@@ -183,6 +185,7 @@ class PairResult:
     round: int = 0
     test: str = "sendrecv"
     error: str | None = None
+    sizes: tuple[tuple[int, float], ...] = ()
 
     @property
     def ratio(self) -> float | None:
@@ -224,12 +227,6 @@ class GroupResult:
     def ratio(self) -> float | None:
         """Measured over expected bus bandwidth, when both are known."""
         return _ratio(self.busbw_gbps, self.expected_gbps)
-
-    def failed(self, slow_ratio: float) -> bool:
-        """It hung, or reached less than ``slow_ratio`` of its expected busbw. A test that could not
-        run (``error``) is no evidence either way."""
-        ratio = self.ratio
-        return self.status == "hung" or (self.status == "ok" and ratio is not None and ratio < slow_ratio)
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from fabricdoc.model.severity import rank as severity_rank
 from fabricdoc.model.times import epoch
 from fabricdoc.report.report import Report
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -51,7 +51,7 @@ CREATE TABLE IF NOT EXISTS drains (
     sweep_id INTEGER NOT NULL REFERENCES sweeps(id), node TEXT NOT NULL, reason TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS tests (
     sweep_id INTEGER NOT NULL REFERENCES sweeps(id), src TEXT NOT NULL, dst TEXT NOT NULL, status TEXT NOT NULL,
-    busbw_gbps REAL, expected_gbps REAL, ratio REAL, size_bytes INTEGER);
+    busbw_gbps REAL, expected_gbps REAL, ratio REAL, size_bytes INTEGER, test TEXT, slow INTEGER);
 """
 
 
@@ -78,11 +78,13 @@ class History:
             row = self.db.execute("SELECT value FROM meta WHERE key='schema'").fetchone() if has_meta else None
             if row is not None and row[0] == "1":
                 self._migrate_from_1()
+            if row is not None and row[0] in ("1", "2"):
+                self._migrate_from_2()
             self.db.executescript(_DDL)
             if row is None:
                 self.db.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
                 self.db.commit()
-            elif row[0] not in ("1", SCHEMA_VERSION):
+            elif row[0] not in ("1", "2", SCHEMA_VERSION):
                 raise FabricdocError(f"{self.path}: history schema {row[0]}, this fabricdoc reads {SCHEMA_VERSION}")
         except sqlite3.DatabaseError as exc:
             raise FabricdocError(f"{self.path}: not a usable fabricdoc history database: {exc}") from None
@@ -101,6 +103,18 @@ class History:
                 ALTER TABLE sweeps_v2 RENAME TO sweeps;
                 UPDATE meta SET value = '2' WHERE key = 'schema';
             """)
+
+    def _migrate_from_2(self) -> None:
+        """Schema 2 kept no test kind or slow flag per test: what a healthy test of each kind reaches is
+        learned per kind, so older tests (kind unknown) are read only where the kind does not matter."""
+        with self.db:
+            has_tests = self.db.execute("SELECT name FROM sqlite_master WHERE name='tests'").fetchone()
+            if has_tests:
+                self.db.executescript("""
+                    ALTER TABLE tests ADD COLUMN test TEXT;
+                    ALTER TABLE tests ADD COLUMN slow INTEGER;
+                """)
+            self.db.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (SCHEMA_VERSION,))
 
     def __enter__(self) -> History:
         return self
@@ -164,9 +178,10 @@ class History:
             )
             self.db.executemany("INSERT INTO drains VALUES (?,?,?)", [(sid, d.node, d.reason) for d in report.drain])
             self.db.executemany(
-                "INSERT INTO tests VALUES (?,?,?,?,?,?,?,?)",
+                "INSERT INTO tests VALUES (?,?,?,?,?,?,?,?,?,?)",
                 [(sid, f"{p['src'][0]}[{p['src'][1]}]", f"{p['dst'][0]}[{p['dst'][1]}]", p.get("status", ""),
-                  p.get("busbw_gbps"), p.get("expected_gbps"), p.get("ratio"), p.get("size_bytes"))
+                  p.get("busbw_gbps"), p.get("expected_gbps"), p.get("ratio"), p.get("size_bytes"), p.get("test"),
+                  None if p.get("slow") is None else int(bool(p.get("slow"))))
                  for p in report.pairs],
             )
         return sid
@@ -174,15 +189,18 @@ class History:
     # -- reading -----------------------------------------------------------------
     def test_pools(self, fabric: str, sweeps: int = 20) -> list[dict[str, Any]]:
         """The bandwidth tests of the newest ``sweeps`` sweeps of ``fabric``, one ``{"pairs": [...]}`` per
-        sweep (status, busbw, expected, ratio, message size): what the expected busbw's efficiency is learned from."""
+        sweep (status, busbw, expected, ratio, message size, test kind and slow flag where stored): what the
+        expected busbw's efficiency and each test shape's healthy figure are learned from."""
         ids = [r[0] for r in self.db.execute(
             "SELECT id FROM sweeps WHERE fabric = ? ORDER BY at DESC, id DESC LIMIT ?", (fabric, max(0, sweeps)))]
         out = []
         for sid in ids:
-            rows = self.db.execute("SELECT status, busbw_gbps, expected_gbps, ratio, size_bytes FROM tests "
+            rows = self.db.execute("SELECT status, busbw_gbps, expected_gbps, ratio, size_bytes, test, slow FROM tests "
                                    "WHERE sweep_id = ?", (sid,))
-            out.append({"pairs": [{"status": s, "busbw_gbps": b, "expected_gbps": e, "ratio": r, "size_bytes": z}
-                                  for s, b, e, r, z in rows]})
+            out.append({"pairs": [{"status": s, "busbw_gbps": b, "expected_gbps": e, "ratio": r, "size_bytes": z,
+                                   **({"test": t} if t is not None else {}),
+                                   **({"slow": bool(w)} if w is not None else {})}
+                                  for s, b, e, r, z, t, w in rows]})
         return [pool for pool in out if pool["pairs"]]
 
     def recent_keys(self, fabric: str, n: int) -> list[set[str]]:

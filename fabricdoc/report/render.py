@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fabricdoc.model.evidence import (
     CandidatesEvidence,
     CorruptionEvidence,
@@ -57,7 +59,12 @@ def evidence_line(ev: Evidence) -> str:
         return f"{ev.flaps} link-down events{rate}"
     if isinstance(ev, SlowPairsEvidence):
         line = (f"{ev.slow}/{ev.tests} tests through it slow, median {ev.median_ratio:.0%} "
-                f"of expected (worst {ev.worst_ratio:.0%})")
+                f"of the line rate (worst {ev.worst_ratio:.0%})")
+        if ev.median_relative is not None:
+            healthy = f" ({ev.healthy_efficiency:.0%} of the line rate)" if ev.healthy_efficiency else ""
+            line += f"; {ev.median_relative:.0%} of what healthy tests reach{healthy}"
+        if ev.suspect_only:
+            line += "; low, not clearly slow: a suspect to re-test"
         if ev.equivalent_suspects > 1:
             line += f"; {ev.equivalent_suspects} equally likely suspects"
         return line
@@ -159,6 +166,29 @@ def warning_lines(probes: list[dict], shown: int = 10) -> list[str]:
     return lines
 
 
+def expectation_lines(expectations: dict[str, Any] | None) -> list[str]:
+    """What healthy tests reach here, the largest size of each test kind (every shape is in the JSON):
+    the figure slowness was judged against, where it came from, and what contradicts the topology."""
+    if not expectations:
+        return []
+    best: dict[str, dict[str, Any]] = {}
+    for shape in expectations.get("shapes") or []:
+        if shape.get("path_cables") is None and shape["size_bytes"] >= best.get(shape["test"], {}).get("size_bytes", -1):
+            best[shape["test"]] = shape
+    parts = []
+    for test, shape in sorted(best.items()):
+        parts.append(f"{safe(test)} {shape['efficiency']:.0%} of the line rate (spread {shape['spread']:.1%}, "
+                     f"{_SOURCES.get(shape['source'], safe(shape['source']))}{' from ' + str(shape['tests']) + ' tests' if shape['tests'] else ''})")
+    out = ["healthy tests reach: " + "; ".join(parts)] if parts else []
+    if expectations.get("slow_ratio") is not None:
+        out.append(f"slow below {expectations['slow_ratio']:g} x that (--slow-ratio)")
+    return out
+
+
+_SOURCES = {"learned": "learned", "history": "learned from earlier sweeps", "pairs": "as the pair tests",
+            "prior": "too few tests to learn: the stated prior", "parent": "learned"}
+
+
 def summary_text(report: Report, evidence_per_finding: int = 3) -> str:
     """The verdict, what was tested, each finding with its strongest evidence, and the drain list."""
     f = report.fabric
@@ -183,6 +213,7 @@ def summary_text(report: Report, evidence_per_finding: int = 3) -> str:
                       else f"{t['ports_sampled']} ports sampled over {secs:.3g}s")
     if tested:
         lines.append("tested: " + "; ".join(tested))
+    lines += expectation_lines(report.expectations)
     cov = report.coverage or {}
     missing = cov.get("not_seen") or []
     if missing:

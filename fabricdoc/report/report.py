@@ -18,6 +18,7 @@ from typing import Any
 
 from fabricdoc.analysis.actions import attach_actions
 from fabricdoc.errors import FabricdocError
+from fabricdoc.model.expectation import Judged, TestJudgement, judge_observations
 from fabricdoc.model.findings import Finding
 from fabricdoc.model.inputs import loads_json, read_text
 from fabricdoc.model.memory import gc_paused
@@ -41,7 +42,7 @@ def _producer() -> str:
     from fabricdoc import __version__
 
     return f"fabricdoc {__version__}"
-DEFAULT_THRESHOLDS = {"slow_ratio": 0.80, "suspect_fraction": 1.0, "switch_fraction": 0.5}
+DEFAULT_THRESHOLDS = {"suspect_fraction": 0.5, "switch_fraction": 0.5}
 
 
 @dataclass
@@ -68,14 +69,18 @@ class Report:
     errors: list[str] = field(default_factory=list)
     drain_held: list[Held] = field(default_factory=list)  # drains a drain policy held back, with why
     drain_policy: dict[str, Any] | None = None  # the policy the drain list went through, when one did
+    # What healthy tests of each shape reach here, and what contradicts the topology (model.expectation).
+    expectations: dict[str, Any] | None = None
     # The saved column blocks, kept as read when :meth:`load` was told to (``keep_columns``, see there).
     _topology_columns: dict[str, Any] | None = field(default=None, repr=False, compare=False)
     _pairs_columns: dict[str, Any] | None = field(default=None, repr=False, compare=False)
 
     @property
-    def slow_ratio(self) -> float:
-        """Below this fraction of its expected bandwidth a test was judged slow."""
-        return float(self.thresholds.get("slow_ratio", DEFAULT_THRESHOLDS["slow_ratio"]))
+    def slow_ratio(self) -> float | None:
+        """The given ``--slow-ratio`` (slow below that share of what healthy tests reach), or None when
+        slowness was judged from the noise (each pair's ``slow`` says how it was judged)."""
+        value = self.thresholds.get("slow_ratio")
+        return None if value is None else float(value)
 
     # -- building -----------------------------------------------------------
     @classmethod
@@ -92,16 +97,21 @@ class Report:
         thresholds: dict[str, float] | None = None,
         planned: Planned | None = None,
         interrupted: bool = False,
+        judged: TestJudgement | None = None,
     ) -> Report:
         """The report of one sweep. ``planned`` says what the sweep set out to see; the
-        verdict is ``pass`` only when all of it was seen (see :func:`verdict_of`)."""
-        judged = {**DEFAULT_THRESHOLDS, **(thresholds or {})}
-        slow_ratio = judged["slow_ratio"]
+        verdict is ``pass`` only when all of it was seen (see :func:`verdict_of`) and the
+        measurements fit the topology. ``judged`` is every test judged against what healthy
+        tests of its shape reach (:func:`fabricdoc.model.expectation.judge_observations`;
+        judged here, without history, when None)."""
+        limits = {**DEFAULT_THRESHOLDS, **(thresholds or {})}
+        if judged is None:
+            judged = judge_observations(fabric, obs.pairs, obs.groups, slow_ratio=limits.get("slow_ratio"))
         findings = sorted(attach_actions(findings, fabric), key=lambda f: (-f.severity.rank, -f.confidence, f.name))
         pairs = obs.pairs
         tests = {
             "pairs_tested": len(pairs),
-            "pairs_slow": sum(1 for p in pairs if p.status == "ok" and p.ratio is not None and p.ratio < slow_ratio),
+            "pairs_slow": sum(1 for i, p in enumerate(pairs) if p.status == "ok" and judged.pair_slow(i, p)),
             "pairs_hung": sum(1 for p in pairs if p.status == "hung"),
             "pairs_wrong": sum(1 for p in pairs if p.status == "wrong"),
             "pairs_error": sum(1 for p in pairs if p.status == "error"),
@@ -112,11 +122,13 @@ class Report:
         }
         if obs.groups:
             tests["groups_tested"] = len(obs.groups)
-            tests["groups_failing"] = sum(1 for g in obs.groups if g.failed(slow_ratio))
+            tests["groups_failing"] = sum(1 for j, g in enumerate(obs.groups) if judged.group_failed(j, g))
             tests["groups_error"] = sum(1 for g in obs.groups if g.status == "error")
         cov = measure_coverage(fabric, obs, planned or Planned())
         if interrupted:
             cov.add("the sweep", "interrupted (Ctrl-C or SIGTERM) before it finished: this report holds what finished")
+        for why in judged.expectations.contradictions:
+            cov.add("the measurements", why)
         return cls(
             fabric={"name": fabric.name, "source": fabric.source, **fabric.summary()},
             verdict=verdict_of(findings, cov),
@@ -125,10 +137,11 @@ class Report:
             drain=drain if drain is not None else drain_list(fabric, findings),
             tests=tests,
             probes=[asdict(p) for p in obs.probes],
-            pairs=[_pair_dict(fabric, p) for p in pairs],
-            groups=[_group_dict(fabric, g) for g in obs.groups],
+            pairs=[_pair_dict(fabric, p, judged.pairs[i]) for i, p in enumerate(pairs)],
+            groups=[_group_dict(fabric, g, judged.groups[j]) for j, g in enumerate(obs.groups)],
             topology=topology_dict(fabric, link_loads(fabric, obs)) if include_topology else None,
-            thresholds=judged,
+            thresholds=limits,
+            expectations=judged.expectations.to_dict(),
         )
 
     # -- JSON ------------------------------------------------------------------
@@ -149,6 +162,7 @@ class Report:
             "drain_held": [asdict(h) for h in self.drain_held],
             "drain_policy": self.drain_policy,
             "tests": self.tests,
+            **({"expectations": self.expectations} if self.expectations is not None else {}),
             "probes": self.probes,
             "pairs": self.pairs if self._pairs_columns is None else from_pair_columns(self._pairs_columns),
         }
@@ -211,6 +225,7 @@ class Report:
             drain=[DrainEntry(**d) for d in data["drain"]],
             drain_held=[Held(**h) for h in data.get("drain_held", [])],
             drain_policy=data.get("drain_policy"),
+            expectations=data.get("expectations"),
             tests=data["tests"],
             probes=data.get("probes", []),
             pairs=[] if keep_pairs else from_pair_columns(pair_cols) if pair_cols is not None else data.get("pairs", []),
@@ -278,7 +293,7 @@ def exit_code(verdict: str) -> int:
     return EXIT_CODES.get(verdict, 2)
 
 
-def _group_dict(fabric: Fabric, g) -> dict[str, Any]:
+def _group_dict(fabric: Fabric, g, judged: Judged) -> dict[str, Any]:
     return {
         "members": [[fabric.label(m.node), m.port] for m in g.members],
         "test": g.test,
@@ -288,12 +303,14 @@ def _group_dict(fabric: Fabric, g) -> dict[str, Any]:
         "busbw_gbps": g.busbw_gbps,
         "expected_gbps": g.expected_gbps,
         "ratio": None if g.ratio is None else round(g.ratio, 4),
+        "relative": None if judged.relative is None else round(judged.relative, 4),
+        "slow": g.status == "hung" or (g.status == "ok" and judged.slow),
         "round": g.round,
         "error": g.error,
     }
 
 
-def _pair_dict(fabric: Fabric, p) -> dict[str, Any]:
+def _pair_dict(fabric: Fabric, p, judged: Judged) -> dict[str, Any]:
     return {
         "src": [fabric.label(p.src.node), p.src.port],
         "dst": [fabric.label(p.dst.node), p.dst.port],
@@ -301,6 +318,8 @@ def _pair_dict(fabric: Fabric, p) -> dict[str, Any]:
         "busbw_gbps": p.busbw_gbps,
         "expected_gbps": p.expected_gbps,
         "ratio": None if p.ratio is None else round(p.ratio, 4),
+        "relative": None if judged.relative is None else round(judged.relative, 4),
+        "slow": p.status == "hung" or (p.status == "ok" and judged.slow),
         "round": p.round,
         "test": p.test,
         "wrong": p.wrong,
@@ -350,7 +369,8 @@ def topology_dict(fabric: Fabric, loads: dict[LinkKey, float] | None = None) -> 
 
 _SPLICE = "\x00fabricdoc columns\x00"  # placeholder to_json swaps for a one-line column block
 _LINK_FIELDS = ("lanes", "lane_gbps", "max_lanes", "max_lane_gbps", "state")
-_PAIR_FIELDS = ("status", "busbw_gbps", "expected_gbps", "ratio", "round", "test", "wrong", "error", "size_bytes")
+_PAIR_FIELDS = ("status", "busbw_gbps", "expected_gbps", "ratio", "relative", "slow", "round", "test", "wrong", "error",
+                "size_bytes")
 
 
 def topology_columns(topo: dict[str, Any]) -> dict[str, Any]:

@@ -54,7 +54,8 @@ EVIDENCE_SCHEMAS: list[dict[str, Any]] = [
            "slow_pairs": {"type": "array", "items": {
                "type": "object", "required": ["src", "dst", "status"],
                "properties": {"src": _PORT, "dst": _PORT, "status": {"type": "string"}, "busbw_gbps": _NUM,
-                              "expected_gbps": _NUM, "ratio": _NUM}}}}),
+                              "expected_gbps": _NUM, "ratio": _NUM, "relative": _NUM}}},
+           "median_relative": _NUM, "healthy_efficiency": _NUM, "suspect_only": {"type": "boolean"}}),
     _kind("groups", "group tomography: group tests that loaded this part past what passed all failed",
           ["tests", "failing", "failing_flows", "passing_flows", "worst_ratio"],
           {"tests": _INT, "failing": _INT, "failing_flows": _INT, "passing_flows": _INT,
@@ -101,7 +102,8 @@ _LINK_COLUMNS = {"a": _INT, "a_port": {"type": "integer"}, "b": _INT, "b_port": 
                  "load": {"type": ["number", "null"], "minimum": 0, "maximum": 1}}
 _PAIR_COLUMN_TYPES = {"src": {"type": "string"}, "src_port": {"type": "integer"}, "dst": {"type": "string"},
                       "dst_port": {"type": "integer"}, "status": {"enum": ["ok", "hung", "wrong", "error"]},
-                      "busbw_gbps": _NUM, "expected_gbps": _NUM, "ratio": _NUM, "round": {"type": "integer"},
+                      "busbw_gbps": _NUM, "expected_gbps": _NUM, "ratio": _NUM, "relative": _NUM,
+                      "slow": {"type": "boolean"}, "round": {"type": "integer"},
                       "size_bytes": {"type": ["integer", "null"]}}
 _TOPOLOGY_COLUMNS: dict[str, Any] = {
     "type": "object",
@@ -121,6 +123,31 @@ _PAIR_COLUMNS: dict[str, Any] = _columns(
     "length; src and dst are node labels, src_port and dst_port their ports",
     _PAIR_COLUMN_TYPES, ["src", "src_port", "dst", "dst_port", "status"])
 
+
+_EXPECTATIONS: dict[str, Any] = {
+    "type": "object",
+    "description": "what a healthy test of each shape (test kind, message size, path cables) reaches on this "
+    "fabric now, learned from the bulk of the tests (median and robust spread, outliers excluded) with the "
+    "nominal rate as the upper bound; a test is slow below slow_below x efficiency. contradictions: "
+    "measurements the topology cannot explain (above the line rate, or far below any fabric): the verdict "
+    "is then never pass",
+    "required": ["shapes", "contradictions"],
+    "properties": {
+        "shapes": {"type": "array", "items": {
+            "type": "object", "required": ["test", "efficiency", "spread", "tests", "source"],
+            "properties": {"test": {"type": "string"}, "size_bytes": {"type": "integer", "minimum": 0},
+                           "path_cables": {"type": ["integer", "null"]},
+                           "efficiency": {"type": "number", "minimum": 0},
+                           "spread": {"type": "number", "minimum": 0}, "tests": {"type": "integer", "minimum": 0},
+                           "source": {"enum": ["learned", "parent", "history", "pairs", "prior"]},
+                           "slow_below": {"type": "number"}}}},
+        "contradictions": {"type": "array", "items": {"type": "string"}},
+        "relative_only": {"type": "boolean"},
+        "slow_ratio": _NUM,
+        "notes": {"type": "array", "items": {"type": "string"}},
+        "assumes": {"type": "object", "additionalProperties": {"type": "number"}},
+    },
+}
 
 REPORT_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -175,8 +202,10 @@ REPORT_SCHEMA: dict[str, Any] = {
         },
         "thresholds": {
             "type": "object",
-            "description": "what the findings were judged with: slow_ratio (a test below this fraction of its "
-            "expected bandwidth is slow), suspect_fraction, switch_fraction",
+            "description": "what the findings were judged with: suspect_fraction (more than this share of a "
+            "cable's tests slow makes it a suspect), switch_fraction, min_confidence, and slow_ratio only when "
+            "given (a test below this share of what healthy tests of its shape reach is slow; without it, "
+            "slow means further below than the noise explains: see expectations)",
             "additionalProperties": {"type": "number"},
         },
         "findings": {
@@ -304,6 +333,9 @@ REPORT_SCHEMA: dict[str, Any] = {
                     "busbw_gbps": _NUM,
                     "expected_gbps": _NUM,
                     "ratio": _NUM,
+                    "relative": {**_NUM, "description": "measured over what healthy tests of its shape reach here "
+                                 "(expectations): below 1 is slower than usual"},
+                    "slow": {"type": "boolean", "description": "hung, or slower than the noise explains"},
                     "round": {"type": "integer"},
                     "size_bytes": {"type": ["integer", "null"], "description": "message size of the test (null: unknown)"},
                 },
@@ -329,11 +361,14 @@ REPORT_SCHEMA: dict[str, Any] = {
                     "busbw_gbps": _NUM,
                     "expected_gbps": _NUM,
                     "ratio": _NUM,
+                    "relative": _NUM,
+                    "slow": {"type": "boolean"},
                     "round": {"type": "integer"},
                     "error": _STR_OR_NULL,
                 },
             },
         },
+        "expectations": _EXPECTATIONS,
         "impact": {
             "type": "object",
             "description": "AllReduce bus bandwidth and job cost (see fabricdoc impact)",

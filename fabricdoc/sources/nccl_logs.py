@@ -51,9 +51,12 @@ log: 338.8 Gb/s per 200 Gb/s rail), so a ratio above 1 is not a fault; one
 slow rail slows the whole collective, so every rail of that run reads slow.
 
 The expected bandwidth of every pair is the path's line rate on today's routes
-(:func:`fabricdoc.model.paths.expected_gbps`, both directions for nccl-tests),
-never a figure taken from other logs: logs that are all equally slow are all
-slow. Runs are separate measurements, so each gets its own round.
+(:func:`fabricdoc.model.paths.expected_gbps`, both directions for nccl-tests): the
+upper bound. Whether a run is slow is judged against what the healthy runs of the
+same test, size and path class reach (:mod:`fabricdoc.model.expectation`): every
+printed size is kept (``PairResult.sizes``), so a multi-size sweep is judged size by
+size over its bandwidth-bound sizes. Runs are separate measurements, so each gets
+its own round.
 """
 
 from __future__ import annotations
@@ -271,6 +274,7 @@ def _pair_results(fabric: Fabric, rp: RunPairs, round_no: int) -> list[PairResul
         what = f"{run.wrong} wrong elements" if run.wrong_column else f"{run.out_of_bounds} values out of bounds"
         bad = [r.line_no for r in run.rows if (r.out_of_place.wrong or 0) or (r.in_place and r.in_place.wrong)]
         error = f"{run.source}:{bad[0] if bad else run.line_no}: {run.test} run: data check failed ({what})"
+    sizes = _sizes(run, n)
     out = []
     for src, dst in rp.pairs:
         try:
@@ -281,9 +285,20 @@ def _pair_results(fabric: Fabric, rp: RunPairs, round_no: int) -> list[PairResul
             src=src, dst=dst, status="wrong" if run.corrupted else "ok",
             busbw_gbps=None if bw is None else bw / n, expected_gbps=expected,
             algbw_gbps=None if alg is None else alg / n, size_bytes=row.size_bytes if row else None,
-            wrong=run.wrong, round=round_no, test=nccl_test_name(run), error=error,
+            wrong=run.wrong, round=round_no, test=nccl_test_name(run), error=error, sizes=sizes,
         ))  # fmt: skip
     return out
+
+
+def _sizes(run: NcclRun, rails: int) -> tuple[tuple[int, float], ...]:
+    """Every printed size's busbw per rail (Gb/s; the mean of out-of-place and in-place where both ran):
+    each is judged against what healthy runs reach at that size, so a multi-size sweep is its own repetition."""
+    out: dict[int, float] = {}
+    for row in run.rows:
+        figures = [r.busbw_gbs for r in (row.out_of_place, row.in_place) if r is not None and r.busbw_gbs > 0]
+        if row.size_bytes > 0 and figures:
+            out[row.size_bytes] = sum(figures) / len(figures) * 8.0 / rails
+    return tuple(sorted(out.items())) if len(out) > 1 else ()
 
 
 def _read_log(path: Path) -> list[NcclRun]:

@@ -143,6 +143,20 @@ def _plain_value(value: Any) -> bool:
     return value is None or isinstance(value, str | bool) or (isinstance(value, int | float) and math.isfinite(value))
 
 
+MAX_SIZES = 256  # message sizes one test may carry (nccl-tests -b 1 -e 16G -f 2 prints 35)
+
+
+def _sizes(value: Any, source: str, where: str) -> tuple[tuple[int, float], ...]:
+    """A PairResult's per-size figures: a list of [size_bytes, busbw_gbps] (whole, finite, >= 0)."""
+    ok = isinstance(value, list | tuple) and len(value) <= MAX_SIZES and all(
+        isinstance(v, list | tuple) and len(v) == 2 and not _bad_scalar(v[0], _INT) and not _bad_scalar(v[1], _NUM)
+        for v in value)
+    if not ok:
+        raise ParseError(source, 0, repr(value)[:120], f"{where} (PairResult): sizes is a list of at most "
+                         f"{MAX_SIZES} [size_bytes, busbw_gbps] pairs (whole and finite numbers >= 0)")
+    return tuple((int(a), float(b)) for a, b in value)
+
+
 def record_from_dict(data: Any, source: str = "<json>", index: int = 0) -> Record:
     """Rebuild one record; a wrong type, a missing field or an impossible value is a ParseError
     naming the record (numbers finite and non-negative, ports in range, counters within their register)."""
@@ -162,6 +176,8 @@ def record_from_dict(data: Any, source: str = "<json>", index: int = 0) -> Recor
     for key, value in data.items():
         if key == "type":
             continue
+        if key == "sizes" and name == "PairResult":
+            value = _sizes(value, source, where)
         if key in _PORTREF_FIELDS and value is not None:
             ok = (isinstance(value, dict) and isinstance(value.get("node"), str) and isinstance(value.get("port"), int)
                   and not isinstance(value.get("port"), bool) and 0 <= value["port"] <= MAX_PORT)

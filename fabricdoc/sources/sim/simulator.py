@@ -20,6 +20,7 @@ import numpy as np
 
 from fabricdoc.errors import TopologyError
 from fabricdoc.fabric.faults import FAULT_KINDS, HOST_FAULT_KINDS, SWITCH_FAULT_KINDS, Fault
+from fabricdoc.fabric.realism import DEFAULT, Realism
 from fabricdoc.model.counters import lookup
 from fabricdoc.model.flows import maxmin
 from fabricdoc.model.groups import busbw_from_rates, group_edges
@@ -38,8 +39,7 @@ from fabricdoc.model.records import (
 from fabricdoc.model.topology import Fabric
 from fabricdoc.sources.sim.load import LoadModel, directed_maxmin
 
-# Fraction of link rate a healthy bandwidth test reaches (protocol overhead).
-EFFICIENCY = 0.92
+CEILING = 0.99  # no test reads above this share of its fair rate: hardware is never faster than the line
 # Bandwidth a faulty cable keeps, by fault kind, unless the fault gives its own ``factor``.
 FACTORS = {"slow": 0.5, "congested": 0.5, "lossy": 0.8, "rcv_errors": 0.9, "flapping": 0.7, "bad_nic": 0.3}
 
@@ -66,14 +66,22 @@ class Simulator:
         *,
         seed: int = 0,
         interval_s: float = 10.0,
-        noise: float = 0.01,
+        realism: Realism = DEFAULT,
         start_time: float | None = None,
     ) -> None:
         self.fabric = fabric
         self.faults = list(faults)
         self.rng = np.random.default_rng(seed)
         self.interval_s = interval_s
-        self.noise = noise
+        self.realism = realism
+        # Each host's own factor (its NICs, PCIe, CPU): drawn once, within three spreads.
+        spread = realism.host_variance
+        hosts = sorted(n.id for n in fabric.hosts())
+        draws = np.clip(self.rng.normal(1.0, spread, len(hosts)), 1 - 3 * spread, 1 + 3 * spread) if spread else None
+        self.host_factor: dict[str, float] = dict(zip(hosts, map(float, draws), strict=True)) if draws is not None else {}
+        # Ground truth for benchmarks and tests: (round, src, dst) of pair tests and (round, members) of
+        # groups that were transiently slow (a neighbour's checkpoint), nothing wrong with the fabric.
+        self.transients: set[tuple] = set()
         # Samples and events carry real clock times (now), so history and flap rates work.
         self.t0 = time.time() - interval_s if start_time is None else start_time
         self._validate()
@@ -268,8 +276,10 @@ class Simulator:
         """One round's tests at once: max-min fair share of directed link capacity.
 
         A one-way test is one flow src->dst; a bidirectional one is two flows and
-        reports the slower direction. A test reaches ``EFFICIENCY`` of its fair share
-        (protocol overhead), less a little noise. ``expected`` is what each test is
+        reports the slower direction. A test reaches what :meth:`_healthy` gives of its fair
+        share (the realism's efficiency, host factors, jitter, transient outliers), never more
+        than its fair share; other traffic takes a share of each cable direction per round
+        (``realism.background``). ``expected`` is what each test is
         judged against (default: :func:`fabricdoc.model.paths.expected_gbps` on the
         routes discovery shows now, as a real sweep does). A test with no live route,
         or to or from a CA that stopped answering, could not run: status ``error``; one
@@ -314,8 +324,8 @@ class Simulator:
             if t in failed:
                 out.append(failed[t])
                 continue
-            bw = float(min(rates[per * t: per * t + per])) * EFFICIENCY
-            bw *= 1.0 - abs(self.rng.normal(0.0, self.noise))
+            fair = float(min(rates[per * t: per * t + per]))
+            bw = min(fair * self._healthy(test, 1 << 28, (src.node, dst.node), (r, src, dst)), fair * CEILING)
             exp = expected[t]
             out.append(
                 PairResult(src, dst, "ok", round(bw, 3), None if exp is None else round(exp, 3),
@@ -324,16 +334,33 @@ class Simulator:
             )
         return out
 
+    def _healthy(self, test: str, size_bytes: int, hosts: Iterable[str], tag: tuple) -> float:
+        """The share of its fair rate one healthy test reaches: the efficiency of its kind at its size, x
+        the slowest of its hosts' factors, x its own jitter, x a transient slowdown now and then (``tag``,
+        the test's round and ends, goes into :attr:`transients`)."""
+        r = self.realism
+        share = r.at(test, size_bytes) * min((self.host_factor.get(h, 1.0) for h in hosts), default=1.0)
+        if r.jitter:
+            share *= max(0.5, 1.0 + float(self.rng.normal(0.0, r.jitter)))
+        if r.outlier_rate and self.rng.random() < r.outlier_rate:
+            share *= float(self.rng.uniform(*r.outlier_factor))
+            self.transients.add(tag)
+        return share
+
     def _maxmin(self, flows: list[list[Channel]]) -> np.ndarray:
         """Max-min fair rates of ``flows`` over the faulty fabric's directed capacities (load faults
-        tripped by these flows running together)."""
+        tripped by these flows running together; other traffic's share of each direction this round)."""
         def capacity(k: LinkKey) -> float:
             return self.truth.links[k].capacity_gbps * self.factor.get(k, 1.0)
 
-        if self.load:
-            tripped = self.load.factors(self.truth, flows)
-            if tripped:
-                return directed_maxmin(flows, capacity, tripped)
+        factors: dict[Channel, float] = dict(self.load.factors(self.truth, flows)) if self.load else {}
+        if self.realism.background:
+            used = list(dict.fromkeys(c for hops in flows for c in hops))  # first-use order: seeded, reproducible
+            taken = self.rng.uniform(0.0, 2 * self.realism.background, len(used))
+            for chan, bg in zip(used, taken, strict=True):
+                factors[chan] = factors.get(chan, 1.0) * (1.0 - float(bg))
+        if factors:
+            return directed_maxmin(flows, capacity, factors)
         return maxmin(flows, capacity)
 
     def measure_groups(
@@ -348,8 +375,8 @@ class Simulator:
         """One round of group collectives at once: every flow of every group shares the fabric.
 
         Each group is ``(test, members)`` (``all_reduce`` or ``alltoall``, ranks in
-        order); its busbw follows :func:`fabricdoc.model.groups.busbw_from_rates` at
-        ``EFFICIENCY`` of its max-min rates, less a little noise. A group with a member
+        order); its busbw follows :func:`fabricdoc.model.groups.busbw_from_rates` of its max-min
+        rates, at what :meth:`_healthy` gives of it (never more). A group with a member
         unreachable or silent could not run (``error``); one whose flows cross a cable
         that carries nothing ``hung``.
         """
@@ -385,8 +412,8 @@ class Simulator:
                                        label=label, error=why))
                 continue
             a, b = spans[g]
-            bw = busbw_from_rates(test, len(ranks), rates[a:b]) * EFFICIENCY
-            bw *= 1.0 - abs(self.rng.normal(0.0, self.noise))
+            fair = busbw_from_rates(test, len(ranks), rates[a:b])
+            bw = min(fair * self._healthy(test, 1 << 28, (m.node for m in ranks), (r, ranks)), fair * CEILING)
             out.append(GroupResult(ranks, test, "ok", round(bw, 3), exp, round=r, phase=phase, label=label,
                                    size_bytes=1 << 28, duration_s=round((1 << 28) * 8 / max(bw, 1e-3) / 1e9, 4)))
         return out

@@ -11,6 +11,7 @@ from fabricdoc.analysis.localize import Options
 from fabricdoc.bandwidth.simulated import SimMeasure
 from fabricdoc.fabric.faults import Fault
 from fabricdoc.fabric.generators import fat_tree_2
+from fabricdoc.model.expectation import GroupJudge
 from fabricdoc.model.records import Observations, PortRef
 from fabricdoc.sources.sim.simulator import Simulator
 from fabricdoc.sweep import measure_and_retest
@@ -55,7 +56,8 @@ def test_a_collapsed_uplink_is_named_not_the_host_cable_its_flows_fan_into(leaf,
     bad = next(k for k in fabric.links if {k.a.node, k.b.node} == {leaf, spine})
     sim = Simulator(fabric, [Fault("load_collapse", port=bad.a, flows=2)], seed=2)
     found = measure_and_retest(sim.truth, Observations(), SimMeasure(sim), Options(), groups=True, full_load=True)
-    named = [(f.fault, fabric.link_at(PortRef(f.node_ids[0], f.endpoints[0][1])).key) for f in found.findings]
+    named = [(f.fault, fabric.link_at(PortRef(f.node_ids[0], f.endpoints[0][1])).key) for f in found.findings
+             if f.severity != "info"]  # info: a transiently slow pair test, noise
     assert named == [("load_collapse", bad)], named
 
 
@@ -68,10 +70,11 @@ def test_a_spine_that_collapses_only_under_a_whole_rounds_load_is_found_by_loadi
     sim = Simulator(fabric, [Fault("switch_collapse", switch=spine, flows=32)], seed=0)
     obs = Observations()
     found = measure_and_retest(sim.truth, obs, SimMeasure(sim), Options(), groups=True, full_load=True)
-    assert [(f.kind, f.node_ids, f.fault) for f in found.findings] == [("switch", [spine], "load_collapse")]
+    named = [(f.kind, f.node_ids, f.fault) for f in found.findings if f.severity != "info"]
+    assert named == [("switch", [spine], "load_collapse")]
     assert found.findings[0].confidence >= 0.9
     probes = [g for g in obs.groups if g.phase == "switch"]
-    assert len(probes) == 3 and any(g.failed(0.8) for g in probes)  # 8 spines: halved three times
+    assert len(probes) == 3 and any(GroupJudge().failed(g) for g in probes)  # 8 spines: halved three times
 
 
 def test_a_load_only_fault_is_listed_as_not_in_the_busbw_figures_with_why():

@@ -18,6 +18,7 @@ from fabricdoc.analysis.localize import Options
 from fabricdoc.errors import ConfigError
 from fabricdoc.fabric.faults import Fault
 from fabricdoc.fabric.generators import fat_tree_2
+from fabricdoc.model.expectation import GroupJudge
 from fabricdoc.model.groups import fan_senders
 from fabricdoc.model.records import Observations
 from fabricdoc.sources.group_launch import group_runner
@@ -60,7 +61,7 @@ def test_groups_with_nccl_tests_run_and_fan_probes_come_back_as_errors_that_end_
     measure = LauncherMeasure(sim.truth, cfg, lambda *a: None, runner=_sim_pairs(sim), group_runner=groups)
     obs = Observations()
     found = measure_and_retest(sim.truth, obs, measure, Options(), groups=True)
-    assert any(g.phase == "screen" and g.failed(0.8) for g in obs.groups), "the collapsed uplink shows under load"
+    assert any(g.phase == "screen" and GroupJudge().failed(g) for g in obs.groups), "the collapsed uplink shows under load"
     fans = [g for g in obs.groups if fan_senders(g.test) is not None]
     assert fans, [(g.label, g.test, g.status) for g in obs.groups]
     assert all(g.status == "error" and "fan probes need fabricdoc's torch test" in (g.error or "") for g in fans)

@@ -82,26 +82,34 @@ def test_an_incast_pause_storm_on_a_host_port_is_named_with_its_cable():
 def test_a_switch_whose_buffer_collapses_under_load_is_named_as_the_switch():
     fab = _fabric()
     _, _, found = _sweep(fab, [Fault("switch_collapse", switch="spine02", flows=6)])
-    (f,) = found.findings
+    (f,) = [f for f in found.findings if f.severity != "info"]  # info: transient noise, if any
     assert (f.kind, f.node_ids, f.fault) == ("switch", ["spine02"], "load_collapse")
 
 
 @pytest.mark.parametrize("make", [lambda: fat_tree_2(leaves=4, spines=2, hosts_per_leaf=4),
                                   lambda: fat_tree_2(leaves=3, spines=3, hosts_per_leaf=3),
                                   lambda: fat_tree_3(4)])
-def test_healthy_fabrics_stay_clean_over_many_seeds(make):
+def test_healthy_fabrics_with_realistic_noise_stay_clean_over_many_seeds(make):
     fab = make()
     for seed in range(12):
         sim, obs, found = _sweep(fab, [], seed=seed, full_load=True)
-        assert found.findings == [], (seed, found.findings)
-        assert obs.groups and all(g.ratio > 0.85 for g in obs.groups)
+        # Nothing is named but, at most, a pair test that repeated slow: a warning of kind pair, which
+        # here only two transient slowdowns of one pair (the simulator's ground truth) can make.
+        transient = {(str(src), str(dst)) for t in sim.transients if len(t) == 3 for src, dst in [t[1:]]}
+        named = [(f.name, f.fault, f.severity) for f in found.findings if f.severity != "info" and not (
+            f.kind == "pair" and all((f"{p.src[0]}[{p.src[1]}]", f"{p.dst[0]}[{p.dst[1]}]") in transient
+                                     for ev in f.evidence for p in ev.slow_pairs))]
+        assert named == [], (seed, named)
+        # No group test judged failed but a transiently slow one (a neighbour's checkpoint).
+        failed = [g for j, g in enumerate(obs.groups) if found.judged.group_failed(j, g)]
+        assert obs.groups and all((g.round, g.members) in sim.transients for g in failed), (seed, failed)
 
 
 def test_faults_the_pairs_already_name_are_not_chased_again_by_groups():
     fab = _fabric()
     slow = _uplink(fab, "leaf01", "spine03")
     _, obs, found = _sweep(fab, [Fault("slow", port=slow.a, factor=0.4)])
-    assert [f.fault for f in found.findings] == ["degraded_bandwidth"]
+    assert [f.fault for f in found.findings if f.severity != "info"] == ["degraded_bandwidth"]
     assert not any(g.phase in ("split", "cross", "confirm") for g in obs.groups)
 
 

@@ -91,3 +91,40 @@ def test_load_only_faults_take_their_flow_threshold_and_a_switch_collapse_names_
     path.write_text("faults:\n  - {kind: switch_collapse, port: 'leaf01[3]'}\n")
     with pytest.raises(ConfigError, match="switch_collapse needs 'switch'"):
         faults_from_yaml(path, fat_tree_2(2, 2, 2))
+
+
+def test_a_fabric_file_sets_how_the_simulators_measurements_scatter(tmp_path):
+    from fabricdoc.fabric.realism import DEFAULT
+    from fabricdoc.sources.fabrics import load_fabric_file
+
+    path = write(tmp_path, "f.yaml", """
+name: noisy
+generator: fat_tree_2
+params: {leaves: 2, spines: 1, hosts_per_leaf: 2}
+measurements:
+  efficiency: {sendrecv: 0.8, alltoall: 0.7}
+  half_size: 4M
+  jitter: 0.04
+  outlier_rate: 0.02
+  outlier_factor: [0.4, 0.7]
+""")
+    r = load_fabric_file(str(path)).realism
+    assert r.efficiency["sendrecv"] == 0.8 and r.efficiency["alltoall"] == 0.7
+    assert r.efficiency["all_reduce"] == DEFAULT.efficiency["all_reduce"]  # what it leaves out keeps the default
+    assert (r.half_size_bytes, r.jitter, r.outlier_rate, r.outlier_factor) == (4 << 20, 0.04, 0.02, (0.4, 0.7))
+    assert r.host_variance == DEFAULT.host_variance and load_fabric_file("demo").realism == DEFAULT
+
+
+@pytest.mark.parametrize(("block", "message"), [
+    ("measurements: {jitter: 2}", "jitter must be a number from 0 to 0.3"),
+    ("measurements: {noise: 0.1}", "unknown key 'noise' in measurements"),
+    ("measurements: {efficiency: {scatter: 0.5}}", "unknown test kind 'scatter'"),
+    ("measurements: {outlier_factor: [0.8, 0.3]}", "low 0.8 is above high 0.3"),
+    ("measurements: {half_size: lots}", "half_size must be bytes or a size like 2M"),
+    ("measurements: [0.9]", "measurements must be a mapping"),
+])
+def test_bad_measurement_settings_name_the_file_line_and_key(tmp_path, block, message):
+    path = write(tmp_path, "f.yaml", f"name: x\ngenerator: fat_tree_2\nparams: {{leaves: 2, spines: 1}}\n{block}\n")
+    with pytest.raises(ConfigError, match=message) as err:
+        load_fabric(str(path))
+    assert str(path) in str(err.value)

@@ -20,6 +20,7 @@ from fabricdoc.probes.bandwidth.launch import (
     run_group,
 )
 
+from fabricdoc.model.expectation import GroupJudge
 from fabricdoc.model.records import PortRef
 from tests.helpers.paths import DATA as DATA_ROOT
 
@@ -67,7 +68,7 @@ def test_a_missing_sibling_binary_is_could_not_test_naming_the_path(tmp_path):
     r = run_group(MpirunLauncher(nccl_binary=str(bins / "sendrecv_perf")), spec, 30)
     assert r.status == "error" and r.busbw_gbps is None
     assert str(bins / "alltoall_perf") in (r.error or "")
-    assert not r.failed(0.8)  # no evidence either way
+    assert not GroupJudge().failed(r)  # no evidence either way
 
 
 def test_a_bare_binary_name_is_looked_up_on_path(tmp_path, monkeypatch):
@@ -85,7 +86,7 @@ def test_fan_probes_have_no_nccl_tests_binary_and_come_back_as_errors(tmp_path):
     spec = GroupLaunchSpec(_ports(4), test="fan:2", program="nccl-tests", expected_gbps=100.0)
     r = run_group(MpirunLauncher(nccl_binary=str(bins)), spec, 30)
     assert r.status == "error" and "fan probes need fabricdoc's torch test" in (r.error or "")
-    assert not r.failed(0.8)
+    assert not GroupJudge().failed(r)
 
 
 def test_only_mpirun_starts_nccl_tests_groups(tmp_path):
@@ -117,7 +118,7 @@ def test_corruption_is_wrong_and_a_run_without_result_rows_is_an_error():
     spec = GroupLaunchSpec(_ports(2), test="all_reduce", program="nccl-tests")
     bad = (NCCL / "slow_link" / "all_reduce_node0007_node0008.log").read_text()
     wrong = group_result(spec, RawRun("ok", [0], [bad], [""], 1.0))
-    assert wrong.status == "wrong" and wrong.wrong == 17 and not wrong.failed(0.8)
+    assert wrong.status == "wrong" and wrong.wrong == 17 and not GroupJudge().failed(wrong)
     cut = (NCCL / "slow_link" / "truncated_killed_mid_run.log").read_text()
     err = group_result(spec, RawRun("error", [1], [cut], ["mpirun: killed"], 3.0))
     assert err.status == "error" and err.busbw_gbps is None and ":54" in (err.error or "")
@@ -125,7 +126,7 @@ def test_corruption_is_wrong_and_a_run_without_result_rows_is_an_error():
     err = group_result(spec, RawRun("ok", [0], [header_only], [""], 1.0))
     assert err.status == "error" and "truncated" in (err.error or "")
     hung = group_result(spec, RawRun("hung", [None], [cut], [""], 120.0))
-    assert hung.status == "hung" and hung.failed(0.8)
+    assert hung.status == "hung" and GroupJudge().failed(hung)
 
 
 def test_a_group_started_through_a_stub_mpirun_is_read_from_the_binary_output(tmp_path):

@@ -158,14 +158,16 @@ def test_more_evidence_kinds_read_by_their_fields(index):
     assert words(evidence_text(index, []).plain) == "no evidence recorded"
 
 
-@pytest.mark.parametrize(("slow_ratio", "style"), [(0.8, "red"), (0.7, "yellow")])
-def test_a_slow_test_is_red_below_the_ratio_the_sweep_judged_by(slow_ratio, style):
-    index = ReportIndex(make_report(slow_ratio=slow_ratio))
-    sample = PairSample(("node0001", 1), ("node0002", 1), "ok", 276.0, 368.0, 0.75)
-    ev = SlowPairsEvidence(tests=1, slow=1, worst_ratio=0.75, median_ratio=0.75, slow_pairs=(sample,))
+@pytest.mark.parametrize(("suspect_only", "style"), [(False, "red"), (True, "yellow")])
+def test_slow_tests_are_red_and_a_suspects_low_tests_yellow_with_what_healthy_tests_reach(suspect_only, style):
+    index = ReportIndex(make_report())
+    sample = PairSample(("node0001", 1), ("node0002", 1), "ok", 276.0, 368.0, 0.75, 0.81)
+    ev = SlowPairsEvidence(tests=1, slow=1, worst_ratio=0.75, median_ratio=0.75, slow_pairs=(sample,),
+                           median_relative=0.81, healthy_efficiency=0.92, suspect_only=suspect_only)
     text = evidence_text(index, [ev])
-    assert _styles_of(text, "ratio 0.75") == {style}
-    assert f"slow below {slow_ratio:.2f}" in text.plain
+    assert _styles_of(text, "ratio 0.75") == {style} and _styles_of(text, "0.81 of healthy") == {style}
+    assert "0.81 of what healthy tests reach (healthy tests reach 0.92)" in text.plain
+    assert ("a suspect to re-test" in text.plain) == suspect_only
 
 
 def test_bandwidth_history_is_the_hosts_tests_by_round(index):

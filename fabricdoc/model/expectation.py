@@ -1,0 +1,496 @@
+"""What a healthy test reaches on this fabric now, learned from the tests themselves: the one slow-test rule.
+
+Real clusters never measure their nominal rate: a healthy sendrecv reaches 0.95-0.97 of the line rate on
+a good NDR fabric and 0.78-0.85 on many others, hosts differ by a few percent, a repeated test by 1-4%,
+and a test now and then is transiently slow. So a test is judged against what healthy tests of the same
+*shape* reach here now: the same test kind, message size and path class (cables on its route), learned
+robustly from the bulk of those tests (:func:`healthy_bulk`: the highest dense mode, outliers clipped),
+with the nominal rate as an upper bound. A shape with too few tests takes its parent's figure (all path
+classes of that test and size), then earlier sweeps' (the history store), then a stated prior.
+
+A test is *slow* when it is below its shape's healthy figure by more than the noise explains
+(:data:`Z_SLOW` spreads, and at least :data:`MIN_DROP`), or hung. A measurement above its path's line
+rate, or a learned efficiency below what any fabric reaches, means the topology's rates, the host
+mapping or the logs are wrong: :attr:`Expectations.contradictions` says which, and tests are then judged
+relatively (against the learned figure alone), never passed on.
+
+All figures are fractions of the nominal rate (``ratio``) or of the learned figure (``relative``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from fabricdoc.errors import TopologyError
+from fabricdoc.model.paths import is_bidirectional, tested_links
+from fabricdoc.model.records import GroupResult, PairResult
+from fabricdoc.model.topology import Fabric
+
+PRIOR_EFFICIENCY = 0.88  # stated efficiency when nothing can be learned (real fabrics: 0.78-0.97)
+PRIOR_SPREAD = 0.08  # the prior's spread (log units): wide, so it blames only clear slowdowns
+MIN_TESTS = 8  # tests of a shape needed to learn its figure (fewer: the parent's, history's or the prior)
+MIN_GROUP_TESTS = 3  # group tests of one collective needed to learn its figure
+SPREAD_FLOOR = 0.01  # printed figures carry ~1% jitter even on the quietest fabric
+Z_SLOW = 2.5  # a test this many spreads below its shape's figure is slow...
+MIN_DROP = 0.07  # ...and at least this far below it (hosts differ by a few percent: that is not slow)
+CEILING = 1.05  # measured/nominal above this: faster than the line rate (rounding and clocks allowed)
+FLOOR = 0.15  # a learned efficiency below this at bandwidth-bound sizes: no fabric is that slow
+CLASS_BOUND = 0.05  # a path class's figure stays within this of its parent's (log units)
+BANDWIDTH_BOUND = 0.5  # sizes whose healthy figure is at least this share of the best size's are judged
+GROUP_PREFIX = "group:"  # shapes of group collectives: "group:alltoall"
+LEARN_PHASES = frozenset({"screen", "full_load", "job"})  # group phases not chosen because something failed
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What tests are compared with: test kind, message size (0: unknown) and path class (cables on the
+    route; None: every class of that test and size)."""
+
+    test: str
+    size_bytes: int = 0
+    path: int | None = None
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """What healthy tests of one shape reach: ``efficiency`` (measured over nominal, the healthy bulk's
+    median) and ``spread`` (its robust standard deviation, log units), from ``tests`` tests.
+
+    ``source``: ``learned`` (this sweep), ``parent`` (its test and size over every path class),
+    ``history`` (earlier sweeps of this fabric), ``pairs`` (a group collective with too few tests of its
+    own, judged by the pair tests' figure) or ``prior`` (nothing to learn from: :data:`PRIOR_EFFICIENCY`).
+    """
+
+    shape: Shape
+    efficiency: float
+    spread: float
+    tests: int
+    source: str
+    slowest_ok: float = 0.0  # the relative figure below which a test is slow (see :func:`slow_below`)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"test": self.shape.test, "size_bytes": self.shape.size_bytes, "path_cables": self.shape.path,
+                "efficiency": round(self.efficiency, 4), "spread": round(self.spread, 4), "tests": self.tests,
+                "source": self.source, "slow_below": round(self.slowest_ok, 4)}
+
+
+def slow_below(spread: float) -> float:
+    """The relative figure under which a test is slower than noise of ``spread`` explains.
+
+    >>> round(slow_below(0.01), 3)   # quiet fabric: at least MIN_DROP
+    0.93
+    >>> round(slow_below(0.05), 3)   # 5% noise: 2.5 spreads
+    0.882
+    """
+    return min(1.0 - MIN_DROP, math.exp(-Z_SLOW * spread))
+
+
+def healthy_bulk(values: Sequence[float] | np.ndarray, *, min_mass: float = 0.15, min_count: int = 3,
+                 floor: float = SPREAD_FLOOR) -> tuple[float, float, int]:
+    """Center, spread and size of the healthy bulk of log figures ``values``.
+
+    Faults only slow tests down, so the healthy tests are the highest dense mode: the highest value whose
+    neighbourhood holds at least ``min_mass`` of the values (and ``min_count``), climbed to its mode. The
+    bulk is then what lies above three spreads below its median, and the spread is read from its lower
+    half ((median - lower quartile) / 0.6745), at most 1.5 times what its upper half shows: slow tests
+    and transient outliers below move it little, and tests piled up against the line rate above
+    (hardware never reads faster) do not shrink it to nothing.
+
+    >>> import math
+    >>> healthy = [math.log(0.85 * (1 + 0.02 * ((i * 7) % 11 - 5) / 5)) for i in range(40)]
+    >>> slow = [math.log(0.42)] * 15 + [math.log(0.3)]
+    >>> c, s, n = healthy_bulk(healthy + slow)
+    >>> round(math.exp(c), 2), n
+    (0.85, 40)
+    """
+    x = np.sort(np.asarray(values, dtype=float))
+    n = len(x)
+    if n == 0:
+        raise ValueError("no values")
+    if n < min_count:
+        return float(np.median(x)), floor, n
+    med = float(np.median(x))
+    mad = 1.4826 * float(np.median(np.abs(x - med)))
+    h = min(0.05, max(2 * floor, 0.9 * mad * n ** -0.2))
+    lo = np.searchsorted(x, x - h, side="left")
+    hi = np.searchsorted(x, x + h, side="right")
+    mass = hi - lo
+    need = max(min_count, math.ceil(min_mass * n))
+    dense = np.nonzero(mass >= need)[0]
+    center = float(x[dense[-1]]) if len(dense) else float(x[int(np.argmax(mass))])
+    for _ in range(20):  # climb to the mode (a median shift within two bandwidths)
+        moved = float(np.median(x[(x >= center - 2 * h) & (x <= center + 2 * h)]))
+        if abs(moved - center) < 1e-6:
+            break
+        center = moved
+    spread = max(0.05, 2 * h)  # generous at first: the lower clip only tightens from there
+    kept = x
+    for _ in range(30):
+        kept = x[x >= center - 3 * spread]
+        new_center = float(np.median(kept))
+        lower, upper = kept[kept <= new_center], kept[kept >= new_center]
+        below = (new_center - float(np.median(lower))) / 0.6745 if len(lower) else floor
+        above = (float(np.median(upper)) - new_center) / 0.6745 if len(upper) else floor
+        # The lower half also holds slow tests that sit within the clip (a fault on a good share of a
+        # small fabric's tests), the upper half is squeezed where tests pile up against the line rate:
+        # neither alone is the noise, so the lower one counts up to 1.5 times the upper one.
+        new_spread = max(floor, min(below, 1.5 * above))
+        if abs(new_center - center) < 1e-7 and abs(new_spread - spread) < 1e-7:
+            break
+        center, spread = new_center, new_spread
+    return center, spread, int(len(kept))
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One figure to learn from or judge: ``ratio`` measured over nominal, for ``shape``; ``test_id``
+    ties the sizes of one run together."""
+
+    shape: Shape
+    ratio: float
+    test_id: int
+    learn: bool = True  # False: judged, not learned from (a group isolation chose because something failed)
+
+
+@dataclass(frozen=True)
+class Judged:
+    """One test judged: ``relative`` (measured over what healthy tests of its shape reach; the median over
+    its bandwidth-bound sizes), ``z`` (how many spreads below, negative when slower), ``slow``, and the
+    ``baseline`` it was judged by (its largest judged size's)."""
+
+    relative: float | None
+    z: float | None
+    slow: bool
+    baseline: Baseline | None
+    above_line_rate: bool = False
+
+
+@dataclass
+class Expectations:
+    """The learned figures of every shape seen, and what they say about the topology."""
+
+    baselines: dict[Shape, Baseline] = field(default_factory=dict)
+    contradictions: list[str] = field(default_factory=list)
+    relative_only: bool = False  # the nominal rate is no bound (measurements contradict it)
+    notes: list[str] = field(default_factory=list)  # shapes judged with too few tests, and the like
+    slow_ratio: float | None = None  # given (--slow-ratio): slow below this share of the learned figure
+    _best: dict[str, float] = field(default_factory=dict)  # best healthy efficiency over sizes, per test
+
+    # -- judging ------------------------------------------------------------------------
+    def baseline(self, shape: Shape) -> Baseline:
+        """The figure ``shape`` is judged by: its own, else its parent's, else the prior."""
+        found = self.baselines.get(shape)
+        if found is None and shape.path is not None:
+            found = self.baselines.get(Shape(shape.test, shape.size_bytes))
+        if found is None:
+            found = _prior(Shape(shape.test, shape.size_bytes))
+            self.baselines[found.shape] = found
+        return found
+
+    def judge(self, samples: Sequence[Sample]) -> Judged:
+        """Judge one test from its figures (one per size): the median relative figure and z over the
+        bandwidth-bound sizes; slow when that median is below the largest judged size's threshold."""
+        if not samples:
+            return Judged(None, None, False, None)
+        best = self._best.get(samples[0].shape.test)
+        use = []
+        for s in samples:
+            b = self.baseline(s.shape)
+            if best is None or b.efficiency >= BANDWIDTH_BOUND * best or len(samples) == 1:
+                use.append((s, b))
+        if not use:  # every size latency-bound: judge the largest
+            s = max(samples, key=lambda t: t.shape.size_bytes)
+            use = [(s, self.baseline(s.shape))]
+        rel = [s.ratio / b.efficiency for s, b in use]
+        z = [math.log(max(r, 1e-9)) / b.spread for r, (_, b) in zip(rel, use, strict=True)]
+        ref = max(use, key=lambda t: t[0].shape.size_bytes)[1]
+        relative = float(np.median(rel))
+        above = any(s.ratio > CEILING for s, _ in use) and not self.relative_only
+        below = ref.slowest_ok if self.slow_ratio is None else self.slow_ratio
+        return Judged(relative, float(np.median(z)), relative < below, ref, above)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report's ``expectations``: every shape's learned figure, what contradicts the topology."""
+        return {
+            "shapes": [b.to_dict() for b in sorted(self.baselines.values(),
+                                                   key=lambda b: (b.shape.test, b.shape.size_bytes,
+                                                                  -1 if b.shape.path is None else b.shape.path))],
+            "contradictions": list(self.contradictions),
+            "relative_only": self.relative_only,
+            "slow_ratio": self.slow_ratio,
+            "notes": list(self.notes),
+            "assumes": {"prior_efficiency": PRIOR_EFFICIENCY, "prior_spread": PRIOR_SPREAD, "min_tests": MIN_TESTS,
+                        "z_slow": Z_SLOW, "min_drop": MIN_DROP, "ceiling": CEILING, "floor": FLOOR},
+        }
+
+
+def _prior(shape: Shape, source: str = "prior", efficiency: float = PRIOR_EFFICIENCY,
+           spread: float = PRIOR_SPREAD, tests: int = 0) -> Baseline:
+    return Baseline(shape, efficiency, spread, tests, source, slow_below(spread))
+
+
+def _fit(shape: Shape, ratios: Sequence[float], source: str, min_count: int = 3) -> Baseline:
+    center, spread, n = healthy_bulk([math.log(max(r, 1e-9)) for r in ratios], min_count=min_count)
+    # A few tests estimate the spread low: widen it by the estimate's own uncertainty.
+    spread *= 1.0 + 1.0 / math.sqrt(max(n, 1))
+    return Baseline(shape, math.exp(center), spread, n, source, slow_below(spread))
+
+
+def learn(samples: Iterable[Sample], history: Iterable[Sample] = ()) -> Expectations:
+    """Learn every shape's figure from ``samples`` (this sweep's), with ``history`` (earlier sweeps'
+    figures, path class unknown) where a test and size has too few of its own.
+
+    Pair shapes with at least :data:`MIN_TESTS` tests are learned per path class (kept within
+    :data:`CLASS_BOUND` of the test and size's figure, so a fault on every route of one class is not
+    learned as normal; the spread is the test and size's), test and size over every class; group shapes with at least
+    :data:`MIN_GROUP_TESTS` per collective and size, else the pairs' figure with a wider spread.
+    """
+    samples = list(samples)
+    out = Expectations()
+    pair_samples = [s for s in samples if not s.shape.test.startswith(GROUP_PREFIX)]
+    out.relative_only = _check_physics(pair_samples, out)
+    usable = pair_samples if out.relative_only else [s for s in pair_samples if s.ratio <= CEILING]
+    by_parent: dict[Shape, list[float]] = defaultdict(list)
+    by_class: dict[Shape, list[float]] = defaultdict(list)
+    for s in usable:
+        by_parent[Shape(s.shape.test, s.shape.size_bytes)].append(s.ratio)
+        by_class[s.shape].append(s.ratio)
+    past: dict[Shape, list[float]] = defaultdict(list)
+    for s in history:
+        if 0 < s.ratio <= CEILING:
+            past[Shape(s.shape.test, s.shape.size_bytes)].append(s.ratio)
+    for parent, ratios in by_parent.items():
+        if len(ratios) >= MIN_TESTS:
+            out.baselines[parent] = _fit(parent, ratios, "learned")
+        elif len(past.get(parent, ())) >= MIN_TESTS:
+            out.baselines[parent] = _fit(parent, past[parent], "history")
+        else:
+            out.baselines[parent] = _prior(parent, tests=len(ratios))
+            out.notes.append(f"{_shape_text(parent)}: {len(ratios)} test{'s' if len(ratios) != 1 else ''}, "
+                             f"too few to learn from (at least {MIN_TESTS}): judged against "
+                             f"{PRIOR_EFFICIENCY:.0%} of the line rate")
+    for shape, ratios in by_class.items():
+        if shape.path is None or len(ratios) < MIN_TESTS or len(by_class) == 1:
+            continue
+        parent = out.baselines[Shape(shape.test, shape.size_bytes)]
+        if parent.source != "learned":
+            continue
+        own = _fit(shape, ratios, "learned")
+        bound = math.exp(CLASS_BOUND)
+        eff = min(max(own.efficiency, parent.efficiency / bound), parent.efficiency * bound)
+        # The class moves the figure, not the noise: the spread of all its test and size's tests is the
+        # steadier estimate (a class holds a fraction of them).
+        out.baselines[shape] = Baseline(shape, eff, parent.spread, own.tests, "learned", parent.slowest_ok)
+    _groups(samples, out)
+    for test in {s.test for s in out.baselines}:
+        learned = [b.efficiency for b in out.baselines.values() if b.shape.test == test and b.source != "prior"]
+        if learned:
+            out._best[test] = max(learned)
+    _check_floor(out)
+    return out
+
+
+def _groups(samples: list[Sample], out: Expectations) -> None:
+    """Group collectives per collective and size, learned from the unbiased ones (screening rounds, a
+    job's communicators: not the halves and probes isolation chose because something failed) when there
+    are enough and a dense healthy mode among them; else the pair tests' figure with a wider spread."""
+    by_shape: dict[Shape, list[float]] = defaultdict(list)
+    seen: set[Shape] = set()
+    for s in samples:
+        if s.shape.test.startswith(GROUP_PREFIX):
+            shape = Shape(s.shape.test, s.shape.size_bytes)
+            seen.add(shape)
+            if s.learn:
+                by_shape[shape].append(s.ratio)
+    pairs = [b for b in out.baselines.values() if b.shape.path is None and b.source != "prior"
+             and not b.shape.test.startswith(GROUP_PREFIX)]
+    for shape in seen:
+        ratios = by_shape.get(shape, [])
+        fitted = _fit(shape, ratios, "learned") if len(ratios) >= MIN_GROUP_TESTS else None
+        if fitted is not None and fitted.tests >= MIN_GROUP_TESTS:
+            spread = max(fitted.spread, 0.03)  # few tests, each a whole round's worth of flows
+            out.baselines[shape] = Baseline(shape, fitted.efficiency, spread, fitted.tests, "learned",
+                                            slow_below(spread))
+        elif pairs:
+            eff = float(np.median([b.efficiency for b in pairs]))
+            out.baselines[shape] = _prior(shape, "pairs", eff, 0.12, len(ratios))
+        else:
+            out.baselines[shape] = _prior(shape, tests=len(ratios))
+
+
+def _check_physics(samples: list[Sample], out: Expectations) -> bool:
+    """Tests above their path's line rate: most of them (the topology's rates are wrong: judge
+    relatively) or some hosts' (their mapping or rates are wrong). Returns whether to judge relatively."""
+    if not samples:
+        return False
+    peak: dict[int, float] = {}  # each test's best figure over its sizes
+    for s in samples:
+        peak[s.test_id] = max(peak.get(s.test_id, 0.0), s.ratio)
+    above = {t: r for t, r in peak.items() if r > CEILING}
+    if not above:
+        return False
+    worst = max(above.values())
+    if len(above) * 2 > len(peak):
+        med = float(np.median(list(peak.values())))
+        out.contradictions.append(
+            f"{len(above)} of {len(peak)} tests measured above their path's line rate (median {med:.2f}x, "
+            f"up to {worst:.1f}x): the topology's link rates are wrong (or the logs belong to another "
+            "fabric); tests were judged against each other only")
+        return True
+    out.contradictions.append(
+        f"{len(above)} of {len(peak)} tests measured above their path's line rate (up to {worst:.2f}x): "
+        "the host mapping, those hosts' link rates or their logs are wrong")
+    return False
+
+
+def _check_floor(out: Expectations) -> None:
+    """A learned figure far below what any fabric reaches at its best size: the rates are wrong too."""
+    for test, best in out._best.items():
+        if test.startswith(GROUP_PREFIX) or out.relative_only:
+            continue
+        if best < FLOOR:
+            out.contradictions.append(
+                f"healthy {test} tests reach only {best:.1%} of their path's line rate at their best size: "
+                "the topology's link rates are higher than the fabric runs (or the logs are in other units); "
+                "tests were judged against each other only")
+            out.relative_only = True
+
+
+def _shape_text(shape: Shape) -> str:
+    size = f" at {shape.size_bytes:,} B" if shape.size_bytes else ""
+    return f"{shape.test}{size}"
+
+
+# -- tests to samples ------------------------------------------------------------------------------
+
+
+def pair_samples(pair: PairResult, path_cables: int | None, test_id: int) -> list[Sample]:
+    """The figures of one pair test (one per size it printed, else its one figure); none unless ``ok``."""
+    if pair.status != "ok" or not pair.expected_gbps:
+        return []
+    sizes = pair.sizes or ((pair.size_bytes or 0, pair.busbw_gbps),)
+    out = []
+    for size, bw in sizes:
+        if bw is None or not math.isfinite(bw) or bw <= 0:
+            continue
+        out.append(Sample(Shape(pair.test, int(size or 0), path_cables), bw / pair.expected_gbps, test_id))
+    return out
+
+
+def history_samples(reports: Iterable[dict[str, Any]]) -> list[Sample]:
+    """Earlier sweeps' tests (report dicts with ``pairs``, e.g. the history store's pools) as figures to
+    learn from: those that ran, of a known test kind, not judged slow then."""
+    out = []
+    for n, rep in enumerate(reports):
+        for p in rep.get("pairs") or []:
+            ratio, test = p.get("ratio"), p.get("test")
+            if (p.get("status") != "ok" or not isinstance(test, str) or p.get("slow")
+                    or not isinstance(ratio, int | float) or not math.isfinite(ratio) or ratio <= 0):
+                continue
+            out.append(Sample(Shape(test, int(p.get("size_bytes") or 0)), float(ratio), -1 - n))
+    return out
+
+
+def group_samples(group: GroupResult, test_id: int) -> list[Sample]:
+    """The figure of one group collective; none unless ``ok`` with an expectation."""
+    ratio = group.ratio
+    if group.status != "ok" or ratio is None or not math.isfinite(ratio) or ratio <= 0:
+        return []
+    family = group.test.split(":", 1)[0]  # fan:K is one collective whatever K
+    return [Sample(Shape(GROUP_PREFIX + family, int(group.size_bytes or 0)), ratio, test_id,
+                   learn=group.phase in LEARN_PHASES)]
+
+
+@dataclass
+class TestJudgement:
+    """Every test of a sweep judged: ``pairs[i]`` for ``obs.pairs[i]``, ``groups[j]`` for ``obs.groups[j]``."""
+
+    expectations: Expectations
+    pairs: list[Judged]
+    groups: list[Judged]
+
+    def pair_slow(self, i: int, pair: PairResult) -> bool:
+        """Hung, or slower than its shape's healthy figure by more than noise explains."""
+        return pair.status == "hung" or (pair.status == "ok" and self.pairs[i].slow)
+
+    def threshold(self, i: int) -> float:
+        """The relative figure below which pair ``i`` is slow (its shape's; the given ``--slow-ratio``)."""
+        if self.expectations.slow_ratio is not None:
+            return self.expectations.slow_ratio
+        b = self.pairs[i].baseline
+        return b.slowest_ok if b is not None else slow_below(PRIOR_SPREAD)
+
+    def group_failed(self, j: int, group: GroupResult) -> bool:
+        """Hung, or slower than its collective's healthy figure by more than noise explains."""
+        return group.status == "hung" or (group.status == "ok" and self.groups[j].slow)
+
+
+NO_JUDGEMENT = Judged(None, None, False, None)
+
+
+def judge_tests(pairs: Sequence[PairResult], groups: Sequence[GroupResult],
+                path_cables: Callable[[PairResult], int | None], history: Iterable[Sample] = (),
+                slow_ratio: float | None = None) -> TestJudgement:
+    """Learn every shape's figure from these tests (and ``history``) and judge each test by it.
+
+    ``path_cables(pair)`` gives the cables on a pair's route (its path class; None when unknown).
+    ``slow_ratio``, when given, replaces the noise-derived threshold: slow below that share of the
+    learned figure.
+    """
+    per_pair = [pair_samples(p, path_cables(p) if p.status == "ok" else None, i) for i, p in enumerate(pairs)]
+    per_group = [group_samples(g, len(pairs) + j) for j, g in enumerate(groups)]
+    expectations = learn([s for ss in (*per_pair, *per_group) for s in ss], history)
+    expectations.slow_ratio = slow_ratio
+    return TestJudgement(expectations, [expectations.judge(s) if s else NO_JUDGEMENT for s in per_pair],
+                         [expectations.judge(s) if s else NO_JUDGEMENT for s in per_group])
+
+
+def judge_observations(fabric: Fabric, pairs: Sequence[PairResult], groups: Sequence[GroupResult],
+                       history: Iterable[Sample] = (), slow_ratio: float | None = None) -> TestJudgement:
+    """:func:`judge_tests` with each pair's path class read from ``fabric``'s routes (cables it loads)."""
+
+    def cables(p: PairResult) -> int | None:
+        try:
+            return len(tested_links(fabric, p.src, p.dst, is_bidirectional(p.test)))
+        except TopologyError:
+            return None
+
+    return judge_tests(pairs, groups, cables, history, slow_ratio)
+
+
+class GroupJudge:
+    """Judges group collectives as isolation gets them: against what healthy groups of the same collective
+    and size reach so far (every result seen, learned as :func:`learn` does), the pair tests' figure while
+    too few have run. ``slow_ratio``, when given, replaces the noise-derived threshold."""
+
+    def __init__(self, pairs: Expectations | None = None, slow_ratio: float | None = None) -> None:
+        self.pairs = pairs or Expectations()
+        self.slow_ratio = slow_ratio
+        self.samples: list[Sample] = []
+        self._current: Expectations | None = None
+
+    def see(self, results: Iterable[GroupResult]) -> None:
+        """Add a round's results to what healthy groups are learned from."""
+        for r in results:
+            self.samples.extend(group_samples(r, len(self.samples)))
+        self._current = None
+
+    def failed(self, group: GroupResult) -> bool:
+        """Hung, or slower than healthy groups of its collective by more than the noise explains."""
+        if group.status == "hung":
+            return True
+        samples = group_samples(group, -1)
+        if not samples:
+            return False
+        if self._current is None:
+            self._current = Expectations(baselines={k: b for k, b in self.pairs.baselines.items()
+                                                    if not k.test.startswith(GROUP_PREFIX)},
+                                         slow_ratio=self.slow_ratio)
+            _groups(self.samples, self._current)
+        return self._current.judge(samples).slow

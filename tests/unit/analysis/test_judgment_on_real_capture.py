@@ -1,0 +1,89 @@
+"""`fabricdoc analyze` on nccl-tests logs as real clusters print them, over a real 64-HCA capture.
+
+The fabric is the ibsim capture of tests/data/ib/{ibnetdiscover,dump_fts}/fat_tree_64 rewritten to
+NDR; the logs are one multi-size sendrecv_perf run per tested pair in the real nccl-tests 2.17 layout,
+written by benchmarks/bench_analyze_noise.py (healthy efficiency below 1, per-host variance, jitter,
+transient outliers, slow cables). The benchmark's own generator is used, not a copy of it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("bench_analyze_noise", ROOT / "benchmarks" / "bench_analyze_noise.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_analyze_noise"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def ndr(bench, tmp_path_factory):
+    return bench.prepare("NDR", tmp_path_factory.mktemp("ndr"), "shifts")
+
+
+def _cable(bench, fabric, a: str, b: str, factor: float):
+    key = next(k for k in fabric.links if {fabric.label(k.a.node), fabric.label(k.b.node)} == {a, b})
+    host = next((e for e in (key.a, key.b) if fabric.nodes[e.node].kind == "host"), None)
+    return bench.SlowCable(key, factor, frozenset((fabric.label(e.node), e.port) for e in (key.a, key.b)),
+                           None if host is None else (fabric.label(host.node), host.port),
+                           None if host is None else host.node)
+
+
+def _analyze(bench, prep, case, slow, tmp_path, on=None):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    outliers = bench.write_logs(prep, case, slow, np.random.default_rng(case.seed), logs)
+    target = on or prep
+    rc, doc, err = bench.run_analyze(target.disc, target.lfts, logs, tmp_path / "report.json")
+    return rc, doc, err, outliers
+
+
+def _named(doc):
+    return [f for f in doc["findings"] if f["severity"] in ("warning", "error", "critical")]
+
+
+@pytest.mark.parametrize(("efficiency", "jitter"), [(0.97, 0.04), (0.85, 0.01), (0.78, 0.04)])
+def test_a_healthy_fabric_passes_whatever_its_efficiency_and_noise(bench, ndr, tmp_path, efficiency, jitter):
+    case = bench.Case("NDR", efficiency, jitter, 0, seed=int(efficiency * 1000 + jitter * 100))
+    rc, doc, err, outliers = _analyze(bench, ndr, case, [], tmp_path)
+    assert (rc, doc["verdict"], _named(doc)) == (0, "pass", []), err
+    assert doc["tests"]["pairs_tested"] == 320
+    # Transient outliers are reported as noise (info), each naming its test, never a part.
+    assert all(f["kind"] == "pair" for f in doc["findings"])
+    shape = next(s for s in doc["expectations"]["shapes"] if s["size_bytes"] == 8 << 30 and s["path_cables"] is None)
+    assert shape["source"] == "learned" and shape["efficiency"] == pytest.approx(efficiency, rel=0.05)
+
+
+def test_hard_and_gray_slow_cables_are_named_and_nothing_else(bench, ndr, tmp_path):
+    fabric = ndr.fabric
+    slow = [_cable(bench, fabric, "leaf03", "spine02", 0.5), _cable(bench, fabric, "leaf06", "node0044", 0.7),
+            _cable(bench, fabric, "leaf02", "spine04", 0.85)]
+    case = bench.Case("NDR", 0.85, 0.04, len(slow), seed=11)
+    rc, doc, err, _ = _analyze(bench, ndr, case, slow, tmp_path)
+    named = _named(doc)
+    assert all(any(bench.names(f, c) for f in named) for c in slow), [f["name"] for f in named]
+    assert all(any(bench.names(f, c) for c in slow) for f in named), [f["name"] for f in named]
+    assert rc == 1 and doc["verdict"] == "fail"
+    gray = next(f for f in named if bench.names(f, slow[2]))
+    (ev,) = [e for e in gray["evidence"] if e["type"] == "pairs"]
+    assert gray["severity"] == "warning" and 0.8 < ev["median_relative"] < 0.9
+
+
+def test_logs_faster_than_the_topology_never_pass_and_say_why_in_one_line(bench, ndr, tmp_path_factory, tmp_path):
+    qdr = bench.prepare(bench.CAPTURED_SPEED, tmp_path_factory.mktemp("qdr"), "shifts")
+    case = bench.Case("NDR", 0.92, 0.02, 0, seed=5, contradiction=True)
+    rc, doc, err, _ = _analyze(bench, ndr, case, [], tmp_path, on=qdr)
+    assert doc["verdict"] != "pass" and rc == 2
+    assert len(err.splitlines()) == 1 and "above their path's line rate" in err and "incomplete" in err
+    assert doc["expectations"]["relative_only"] is True

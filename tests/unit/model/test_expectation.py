@@ -1,0 +1,195 @@
+"""What a healthy test reaches, learned from the tests: noise, outliers, few tests, history, physics."""
+
+from __future__ import annotations
+
+import doctest
+import math
+
+import numpy as np
+import pytest
+
+from fabricdoc.analysis import tomography
+from fabricdoc.analysis.localize import Options, localize
+from fabricdoc.fabric.generators import fat_tree_2
+from fabricdoc.model import expectation
+from fabricdoc.model.expectation import (
+    MIN_TESTS,
+    PRIOR_EFFICIENCY,
+    GroupJudge,
+    Sample,
+    Shape,
+    healthy_bulk,
+    history_samples,
+    judge_observations,
+    learn,
+)
+from fabricdoc.model.records import GroupResult, Observations, PairResult, PortRef
+from fabricdoc.report.report import Report
+
+
+def test_the_doctested_rules_hold():
+    for module in (expectation, tomography):
+        failed, tried = doctest.testmod(module)
+        assert tried and not failed, module.__name__
+
+
+def _noisy(rng, n, efficiency, jitter):
+    return list(efficiency * np.exp(rng.normal(0.0, jitter, n)))
+
+
+@pytest.mark.parametrize("efficiency", [0.78, 0.85, 0.92, 0.97])
+def test_the_healthy_bulk_is_found_under_slow_tests_outliers_and_a_pile_at_the_line_rate(efficiency):
+    rng = np.random.default_rng(int(efficiency * 100))
+    healthy = [min(0.99, r) for r in _noisy(rng, 300, efficiency, 0.04)]  # 0.97 piles up at 0.99
+    slow = list(efficiency * rng.uniform(0.4, 0.75, 40))  # a slow spine's share of the tests
+    outliers = list(efficiency * rng.uniform(0.3, 0.8, 6))
+    center, spread, n = healthy_bulk([math.log(r) for r in healthy + slow + outliers])
+    assert math.exp(center) == pytest.approx(efficiency, rel=0.02)
+    assert 0.025 < spread < 0.06  # the 4% noise, neither the pile's nothing nor the slow tests' spread
+    assert 250 <= n <= 320
+
+
+def _pairs(fabric, ratios, test="sendrecv", size=1 << 28):
+    ports = fabric.host_ports()
+    out = []
+    for i, r in enumerate(ratios):
+        src, dst = ports[i % len(ports)], ports[(i * 7 + 3) % len(ports)]
+        if src == dst:
+            dst = ports[(i + 1) % len(ports)]
+        out.append(PairResult(src, dst, "ok", 400.0 * r, 400.0, size_bytes=size, round=i, test=test))
+    return out
+
+
+@pytest.mark.parametrize("efficiency", [0.78, 0.85, 0.97])
+def test_a_healthy_fabric_at_any_efficiency_reads_almost_no_test_slow(efficiency):
+    fabric = fat_tree_2(8, 4, 4)
+    rng = np.random.default_rng(7)
+    pairs = _pairs(fabric, [min(0.99, r) for r in _noisy(rng, 200, efficiency, 0.03)])
+    judged = judge_observations(fabric, pairs, [])
+    slow = sum(j.slow for j in judged.pairs)
+    assert slow <= 2, slow  # the tail of the noise, never the bulk
+    (base,) = [b for b in judged.expectations.baselines.values() if b.shape.path is None]
+    assert base.source == "learned" and base.efficiency == pytest.approx(efficiency, rel=0.03)
+    assert not judged.expectations.contradictions
+
+
+def test_too_few_tests_are_judged_against_the_stated_prior_and_the_report_says_so():
+    fabric = fat_tree_2(4, 2, 2)
+    pairs = _pairs(fabric, [0.9, 0.91, 0.5])
+    judged = judge_observations(fabric, pairs, [])
+    assert [j.slow for j in judged.pairs] == [False, False, True]
+    assert all(j.baseline.source == "prior" and j.baseline.efficiency == PRIOR_EFFICIENCY for j in judged.pairs)
+    report = Report.build(fabric, [], Observations(pairs=pairs), judged=judged)
+    assert any(f"at least {MIN_TESTS}" in n for n in report.expectations["notes"])
+
+
+def test_earlier_sweeps_give_the_figure_where_this_one_has_too_few_tests():
+    past = [{"pairs": [{"status": "ok", "ratio": r, "test": "sendrecv", "size_bytes": 1 << 28, "slow": False}
+                       for r in np.linspace(0.76, 0.8, 20)]}]
+    fabric = fat_tree_2(4, 2, 2)
+    pairs = _pairs(fabric, [0.78, 0.77, 0.6])  # 0.6 is slow on this fabric, not on a 0.88 prior
+    judged = judge_observations(fabric, pairs, [], history=history_samples(past))
+    assert [j.slow for j in judged.pairs] == [False, False, True]
+    assert judged.pairs[0].baseline.source == "history"
+
+
+def test_each_size_of_a_multi_size_run_is_judged_against_what_that_size_reaches():
+    fabric = fat_tree_2(4, 2, 4)
+    sizes = (1 << 20, 1 << 24, 1 << 28)
+    curve = {1 << 20: 0.3, 1 << 24: 0.7, 1 << 28: 0.9}  # efficiency rises with the size
+    rng = np.random.default_rng(1)
+    pairs = []
+    for i, p in enumerate(_pairs(fabric, [1.0] * 30)):
+        factor = 0.6 if i == 0 else float(np.exp(rng.normal(0, 0.02)))  # the first run is slow at every size
+        pairs.append(PairResult(p.src, p.dst, "ok", 400 * 0.9 * factor, 400.0, size_bytes=1 << 28, round=i,
+                                test="nccl-tests:sendrecv",
+                                sizes=tuple((s, 400 * curve[s] * factor) for s in sizes)))
+    judged = judge_observations(fabric, pairs, [])
+    learned = {b.shape.size_bytes: b.efficiency for b in judged.expectations.baselines.values() if b.shape.path is None}
+    assert learned == pytest.approx(curve, rel=0.03)
+    assert judged.pairs[0].slow and judged.pairs[0].relative == pytest.approx(0.6, rel=0.02)
+    assert sum(j.slow for j in judged.pairs[1:]) == 0
+
+
+def _faster(fabric, factor, n, hosts=None):
+    """``n`` tests, those touching ``hosts`` (all when None) at ``factor`` x the line rate, the rest at 0.9."""
+    pairs = _pairs(fabric, [0.9] * n)
+    out = []
+    for p in pairs:
+        fast = hosts is None or p.src.node in hosts or p.dst.node in hosts
+        out.append(PairResult(p.src, p.dst, "ok", 400.0 * (factor if fast else 0.9), 400.0, size_bytes=1 << 28,
+                              round=p.round))
+    return out
+
+
+def test_measurements_far_above_the_line_rate_contradict_the_topology_and_never_pass():
+    fabric = fat_tree_2(8, 4, 4)
+    rng = np.random.default_rng(3)
+    pairs = [PairResult(p.src, p.dst, "ok", p.busbw_gbps * 48 * float(np.exp(rng.normal(0, 0.02))), 400.0,
+                        size_bytes=1 << 28, round=p.round) for p in _pairs(fabric, [0.9] * 60)]
+    obs = Observations(pairs=pairs)
+    judged = Options().judge(fabric, obs)
+    assert judged.expectations.relative_only
+    (why,) = judged.expectations.contradictions
+    assert "above their path's line rate" in why and "link rates are wrong" in why
+    report = Report.build(fabric, localize(fabric, obs, judged=judged), obs, judged=judged)
+    assert report.verdict == "incomplete"
+    assert any(w["what"] == "the measurements" for w in report.coverage["not_seen"])
+
+
+def test_tests_judged_relatively_still_name_a_slow_cable_when_the_rates_contradict_the_topology():
+    fabric = fat_tree_2(4, 2, 4)
+    from fabricdoc.bandwidth.plan import plan_sweep
+    from fabricdoc.fabric.faults import Fault
+    from fabricdoc.fabric.realism import Realism
+    from fabricdoc.sources.sim.simulator import Simulator
+
+    sim = Simulator(fabric, [Fault("slow", port=PortRef("node0006", 1), factor=0.5)], seed=2,
+                    realism=Realism({"sendrecv": 0.9}, jitter=0.02, outlier_rate=0.0, background=0.0))
+    pairs = sim.bandwidth(plan_sweep(fabric, min_cover=3).rounds)
+    # The topology says 4x SDR-like 40 Gb/s where the tests ran at 400: every test reads 10x.
+    pairs = [PairResult(p.src, p.dst, p.status, p.busbw_gbps, p.expected_gbps / 10, size_bytes=p.size_bytes,
+                        round=p.round) for p in pairs]
+    obs = Observations(pairs=pairs)
+    report = Report.build(fabric, localize(fabric, obs), obs)
+    named = [f for f in report.findings if f.severity in ("warning", "error")]
+    assert [f.node_ids[0] for f in named] == ["node0006"] and report.verdict == "fail"
+
+
+def test_some_hosts_above_the_line_rate_point_at_the_host_mapping():
+    fabric = fat_tree_2(8, 4, 4)
+    pairs = _faster(fabric, 2.0, 60, hosts={"node0003"})
+    judged = judge_observations(fabric, pairs, [])
+    (why,) = judged.expectations.contradictions
+    assert "host mapping" in why and not judged.expectations.relative_only
+    report = Report.build(fabric, [], Observations(pairs=pairs), judged=judged)
+    assert report.verdict == "incomplete"
+
+
+def test_a_learned_efficiency_no_fabric_reaches_is_a_contradiction():
+    fabric = fat_tree_2(8, 4, 4)
+    pairs = _pairs(fabric, [0.02] * 40)  # 8 Gb/s on 400 Gb/s links: the topology's rates are not the fabric's
+    judged = judge_observations(fabric, pairs, [])
+    assert judged.expectations.relative_only
+    assert "only 2.0% of their path's line rate" in judged.expectations.contradictions[0]
+    assert sum(j.slow for j in judged.pairs) == 0
+
+
+def test_a_class_of_paths_keeps_close_to_its_parent_figure():
+    samples = [Sample(Shape("sendrecv", 1, 2), 0.9, i) for i in range(20)]
+    samples += [Sample(Shape("sendrecv", 1, 4), 0.6, 100 + i) for i in range(20)]  # a fault on every 4-cable route
+    out = learn(samples)
+    four = out.baseline(Shape("sendrecv", 1, 4))
+    assert four.efficiency > 0.8  # not learned as normal
+
+
+def test_groups_are_learned_from_screens_not_from_the_probes_isolation_chose_for_failing():
+    screens = [GroupResult((PortRef("a", 1),), "alltoall", "ok", 80.0, 100.0, phase="screen", size_bytes=1)
+               for _ in range(6)]
+    probes = [GroupResult((PortRef("a", 1),), "fan:4", "ok", 30.0, 100.0, phase="cross", size_bytes=1)
+              for _ in range(5)]
+    judge = GroupJudge()
+    judge.see(screens + probes)
+    assert not judge.failed(screens[0]) and judge.failed(probes[0])
+    assert judge.failed(GroupResult((PortRef("a", 1),), "alltoall", "hung", None, 100.0))
+    assert not judge.failed(GroupResult((PortRef("a", 1),), "alltoall", "error", None, 100.0))
