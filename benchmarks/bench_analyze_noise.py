@@ -109,6 +109,7 @@ class Case:
     n_slow: int
     seed: int
     contradiction: bool = False  # logs at this speed's rates, analyzed on the capture's own (slower) rates
+    plan: str = "shifts"  # which pairs were tested: see planned_tests
 
     @property
     def noise(self) -> str:
@@ -176,10 +177,25 @@ def rewrite_speed(text: str, speed: str) -> str:
     return out
 
 
-def prepare(speed: str, tmp: Path) -> Prepared:
+SHIFTS = (1, 9, 18, 27, 36)  # the issue's reproduction: 5 shift rounds of every host, 320 tests on 64 HCAs
+
+
+def planned_tests(fabric: Fabric, plan: str) -> tuple[list[tuple[int, PortRef, PortRef]], int]:
+    """The tested pairs: ``sweep``, what ``plan_sweep(fabric, bidirectional=True)`` picks (every cable at
+    least twice, few tests per host); ``shifts``, the issue's reproduction, every host port to the one
+    ``k`` places on in port order for each ``k`` of :data:`SHIFTS` (5 tests from and 5 to every host)."""
+    if plan == "sweep":
+        p = plan_sweep(fabric, bidirectional=True)
+        return list(p.tests()), len(p.rounds)
+    ports = sorted(fabric.host_ports(), key=lambda q: (fabric.label(q.node), q.port))
+    n = len(ports)
+    return [(r, ports[i], ports[(i + k) % n]) for r, k in enumerate(SHIFTS) for i in range(n)], len(SHIFTS)
+
+
+def prepare(speed: str, tmp: Path, plan: str) -> Prepared:
     """Write the capture at ``speed`` (the original when it is the captured one), load it as
-    ``fabricdoc analyze`` does, plan the sweep's tests and their line rates."""
-    where = tmp / f"fabric_{speed}"
+    ``fabricdoc analyze`` does, plan the tests (``plan``: see :func:`planned_tests`) and their line rates."""
+    where = tmp / f"fabric_{speed}_{plan}"
     where.mkdir()
     disc, lfts = where / "ibnetdiscover.txt", where / "dump_fts.txt"
     text = DISC.read_text()
@@ -187,11 +203,10 @@ def prepare(speed: str, tmp: Path) -> Prepared:
     lfts.write_text(LFTS.read_text())
     fabric = read_ibnetdiscover_file(disc).fabric
     apply_routes_file(fabric, lfts)
-    plan = plan_sweep(fabric, bidirectional=True)
-    tests = list(plan.tests())
+    tests, rounds = planned_tests(fabric, plan)
     links = {(s, d): frozenset(tested_links(fabric, s, d, True)) for _, s, d in tests}
     line = {(s, d): float(expected_gbps(fabric, s, d, True) or 0.0) / 8.0 for _, s, d in tests}
-    return Prepared(speed, disc, lfts, fabric, tests, links, line, len(plan.rounds))
+    return Prepared(speed, disc, lfts, fabric, tests, links, line, rounds)
 
 
 def pick_slow(fabric: Fabric, n: int, rng: np.random.Generator) -> list[SlowCable]:
@@ -384,18 +399,19 @@ def run_case(case: Case, prep: Prepared, analyze_on: Prepared, tmp: Path) -> Out
     return res
 
 
-def cases(reps: int, seed: int, quick: bool) -> list[Case]:
+def cases(reps: int, seed: int, quick: bool, plans: tuple[str, ...]) -> list[Case]:
     """Every case, in a fixed order for a given seed."""
     speeds, effs, jitters, counts = (("HDR",), (0.92, 0.78), JITTERS, (0, 2)) if quick else (
         SPEEDS, EFFICIENCIES, JITTERS, SLOW_COUNTS)
     out, n = [], 0
-    for jitter in jitters:
-        for eff in effs:
-            for speed in speeds:
-                for _ in range(1 if quick else reps):
-                    for k in counts:
-                        out.append(Case(speed, eff, jitter, k, seed * 100_003 + n))
-                        n += 1
+    for plan in plans:
+        for jitter in jitters:
+            for eff in effs:
+                for speed in speeds:
+                    for _ in range(1 if quick else reps):
+                        for k in counts:
+                            out.append(Case(speed, eff, jitter, k, seed * 100_003 + n, plan=plan))
+                            n += 1
     return out
 
 
@@ -460,34 +476,40 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=10, help="seeds per (speed, efficiency, jitter, slow count) (default 10)")
     ap.add_argument("--quick", action="store_true", help="a few cases (HDR, efficiency 0.92 and 0.78, 0 or 2 slow cables)")
     ap.add_argument("--json", metavar="OUT", help="write the figures as JSON to OUT")
+    ap.add_argument("--plan", choices=("shifts", "sweep", "both"), default="both",
+                    help="which pairs are tested: shifts (the issue's 320 tests: 5 shift rounds of every host), "
+                    "sweep (plan_sweep's bidirectional plan: 77 tests, 2-3 per host cable), or both (default)")
     args = ap.parse_args()
     started = time.perf_counter()
-    all_cases = cases(args.reps, args.seed, args.quick)
+    plans = ("shifts", "sweep") if args.plan == "both" else (args.plan,)
+    all_cases = cases(args.reps, args.seed, args.quick, plans)
     outcomes: list[Outcome] = []
     with tempfile.TemporaryDirectory(prefix="bench-analyze-noise-") as tmpdir:
         tmp = Path(tmpdir)
-        preps = {s: prepare(s, tmp) for s in sorted({c.speed for c in all_cases} | {CAPTURED_SPEED, "NDR"})}
+        preps = {(s, p): prepare(s, tmp, p) for p in plans
+                 for s in sorted({c.speed for c in all_cases} | {CAPTURED_SPEED, "NDR"})}
         for case in all_cases:
-            outcomes.append(run_case(case, preps[case.speed], preps[case.speed], tmp))
-        contra = Case("NDR", 0.92, 0.01, 0, args.seed * 100_003 + len(all_cases), contradiction=True)
-        contradiction = run_case(contra, preps["NDR"], preps[CAPTURED_SPEED], tmp)
+            prep = preps[(case.speed, case.plan)]
+            outcomes.append(run_case(case, prep, prep, tmp))
+        contra = Case("NDR", 0.92, 0.01, 0, args.seed * 100_003 + len(all_cases), contradiction=True, plan=plans[0])
+        contradiction = run_case(contra, preps[("NDR", plans[0])], preps[(CAPTURED_SPEED, plans[0])], tmp)
     runtime = time.perf_counter() - started
 
-    f = preps["HDR"].fabric
-    command = " ".join(["python", "benchmarks/bench_analyze_noise.py", f"--seed {args.seed}"]
+    f = preps[("NDR", plans[0])].fabric
+    command = " ".join(["python", "benchmarks/bench_analyze_noise.py", f"--seed {args.seed}", f"--plan {args.plan}"]
                        + (["--quick"] if args.quick else [f"--reps {args.reps}"]))
     print(f"fabric: {DISC.relative_to(ROOT)} ({len(f.hosts())} HCAs, {len(f.switches())} switches, {len(f.links)} cables),"
-          f" routes {LFTS.relative_to(ROOT)}; {len(preps['HDR'].tests)} sendrecv tests in {preps['HDR'].rounds} rounds"
-          " per case (plan_sweep, bidirectional)")
+          f" routes {LFTS.relative_to(ROOT)}; sendrecv tests per case: "
+          + ", ".join(f"{p} {len(preps[('NDR', p)].tests)} in {preps[('NDR', p)].rounds} rounds" for p in plans))
     print(f"fabricdoc from {Path(fabricdoc.__file__).parent}")
     print(f"cases {len(all_cases)} + 1 contradiction  seed {args.seed}  runtime {runtime:.1f}s\nreproduce: {command}")
     print(f"outlier rate {OUTLIER_RATE}, host var {HOST_VAR}; slow cables 0.5/0.7 = hard, 0.85 = gray; precision and "
           "recall over link/nic/port/switch findings, warning or worse; outliers blamed: on a part / as a pair warning, of "
           "the outlier tests; runtime = mean `fabricdoc analyze` per case\n")
     figures: dict[str, Any] = {"noise_levels": {}}
-    for jitter in sorted({c.jitter for c in all_cases}):
-        level = [o for o in outcomes if o.case.jitter == jitter]
-        print(f"noise level: jitter {jitter:g}")
+    for plan, jitter in sorted({(c.plan, c.jitter) for c in all_cases}):
+        level = [o for o in outcomes if o.case.jitter == jitter and o.case.plan == plan]
+        print(f"tests: {plan}; noise level: jitter {jitter:g}")
         print(HEADER)
         print("-" * len(HEADER))
         rows: dict[str, Any] = {}
@@ -501,7 +523,13 @@ def main() -> None:
         rows["all"] = s
         print(table_row(("all", ""), s))
         print()
-        figures["noise_levels"][f"jitter {jitter:g}"] = rows
+        figures["noise_levels"][f"{plan} jitter {jitter:g}"] = rows
+    for plan in plans:
+        t = summarize([o for o in outcomes if o.case.plan == plan])
+        figures[f"total {plan}"] = t
+        print(f"total, tests {plan}: precision {pct(t['precision']).strip()}, recall hard {pct(t['recall_hard']).strip()}, "
+              f"recall gray {pct(t['recall_gray']).strip()}, outliers blamed {t['outliers_blamed']}, healthy pass "
+              f"{t['healthy_verdicts'].get('pass', 0)} of {t['healthy_cases']}")
     total = summarize(outcomes)
     figures["total"] = total
     print(f"total: precision {pct(total['precision']).strip()}, recall hard {pct(total['recall_hard']).strip()}, "
@@ -530,7 +558,7 @@ def main() -> None:
             "outlier_rate": OUTLIER_RATE, "host_var": HOST_VAR, **figures,
             "contradiction": {"verdict": c.verdict, "exit_code": c.rc, "findings": c.blaming,
                               "pairs_slow": c.pairs_slow, "error": c.error},
-            "cases": [{"speed": o.case.speed, "efficiency": o.case.efficiency, "jitter": o.case.jitter,
+            "cases": [{"plan": o.case.plan, "speed": o.case.speed, "efficiency": o.case.efficiency, "jitter": o.case.jitter,
                        "seed": o.case.seed, "slow": [{"cable": sorted(map(list, s.ends)), "factor": s.factor,
                                                        "found": f} for s, f in zip(o.slow, o.found, strict=True)],
                        "verdict": o.verdict, "exit_code": o.rc, "findings": o.blaming,

@@ -76,11 +76,12 @@ def test_bench_analyze_noise_runs_quick_on_the_64_hca_capture_and_prints_its_tab
     import json
 
     out = run_bench("bench_analyze_noise.py", "--quick", "--json", str(tmp_path / "noise.json"))
-    for figure in ("64 HCAs, 12 switches, 128 cables", "noise level: jitter 0.01", "noise level: jitter 0.04",
-                   "precision", "recall hard", "recall gray", "outliers blamed", "healthy verdicts p/d/f/i",
-                   "slow tests/healthy", "runtime", "contradiction (NDR-rate logs on the capture's own 4xQDR): verdict"):
+    for figure in ("64 HCAs, 12 switches, 128 cables", "tests: shifts; noise level: jitter 0.01",
+                   "tests: sweep; noise level: jitter 0.04", "precision", "recall hard", "recall gray",
+                   "outliers blamed", "healthy verdicts p/d/f/i", "slow tests/healthy", "runtime",
+                   "total, tests shifts: precision", "contradiction (NDR-rate logs on the capture's own 4xQDR): verdict"):
         assert figure in out
     assert [line.split()[:2] for line in out.splitlines() if line.strip().startswith(("0.92", "0.78"))] == [
-        ["0.92", "HDR"], ["0.78", "HDR"]] * 2
+        ["0.92", "HDR"], ["0.78", "HDR"]] * 4
     figures = json.loads((tmp_path / "noise.json").read_text())
-    assert len(figures["cases"]) == 8 and "verdict" in figures["contradiction"]
+    assert len(figures["cases"]) == 16 and "verdict" in figures["contradiction"]
