@@ -46,7 +46,7 @@ from fabricdoc.model.findings import Finding
 from fabricdoc.model.memory import gc_paused
 from fabricdoc.model.severity import SEVERITIES, Severity, worst
 from fabricdoc.model.text import escape
-from fabricdoc.report.render import evidence_line
+from fabricdoc.report.render import evidence_line, expectation_lines
 from fabricdoc.report.report import Report
 
 if TYPE_CHECKING:
@@ -885,6 +885,12 @@ def overview_text(index: ReportIndex) -> Text:
                f"{t.get('pairs_hung', 0):,} hung · {t.get('pairs_wrong', 0):,} wrong · {t.get('pairs_error', 0):,} error\n")
     out.append(f"ports sampled {t.get('ports_sampled', 0):,} · rounds {t.get('rounds')} · "
                f"duration {fmt_num(t.get('duration_s'))} s\n")
+    for line in expectation_lines(rep.expectations):  # what "slow" was judged against
+        out.append(safe(line, "dim"))
+        out.append("\n")
+    for why in (rep.expectations or {}).get("contradictions") or []:
+        out.append(safe(f"measurements contradict the topology: {why}", "bold yellow"))
+        out.append("\n")
     status = Counter(str(p.get("status")) for p in rep.probes)
     if status:
         out.append("probes  " + " · ".join(f"{n} {s}" for s, n in sorted(status.items())) + "\n")

@@ -189,7 +189,7 @@ def from_pairs(fabric: Fabric, obs: Observations, judged: TestJudgement, suspect
     # suspect's own slowdown is its least slow test) has a second fault on its path; the
     # suspects hidden behind the first ones (all their tests crossed them) explain the rest, if
     # every test through them is that much slower (one noisy test does not make a second fault).
-    residual = _slower_than_explained(unexplained, first, suspects, pairs, paths, below)
+    residual = _slower_than_explained(unexplained, first, agree, pairs, paths, judged)
     others = {k: c for k, c in suspects.items() if k not in first and c <= residual}
     second = _cover(residual, others, agree, considered, blame) if residual else []
     by_first = set().union(*(suspects[k] for k in first))
@@ -200,7 +200,8 @@ def from_pairs(fabric: Fabric, obs: Observations, judged: TestJudgement, suspect
     for key in chosen:
         _blame_slow(fabric, key, suspects, considered, pairs, judged, z, blame, owned[key] & agree[key], slow)
     explained_low = set().union(*(suspects[k] for k in chosen))
-    _to_retest(fabric, tests_through, evidence - explained_low, set(chosen) | set(slowed), z, pairs, judged, blame)
+    _to_retest(fabric, tests_through, evidence - explained_low, explained_low, set(chosen) | set(slowed), z, pairs,
+               judged, blame)
     # A pair slow again in another test repeats: a warning, when it is that much slower than hosts differ.
     seen: dict[tuple[PortRef, PortRef], int] = defaultdict(int)
     for i in slow:
@@ -241,9 +242,10 @@ def _blame_slow(fabric: Fabric, key: LinkKey, suspects: dict[LinkKey, set[int]],
                 pairs: list[PairResult], judged: TestJudgement, z: list[float | None], blame: dict[LinkKey, Blame],
                 own: set[int], slow: set[int]) -> None:
     """Blame one chosen suspect with its low tests as evidence. ``own`` are the tests it alone explains at
-    its cap: it is named (warning or worse) when two or more of them (or one that hung) sit
-    :data:`NAMED_Z` spreads below the noise together and their median :data:`NAMED_DROP` below what
-    healthy tests reach, else listed as a suspect to re-test (``info``)."""
+    its cap: it is named (warning or worse) when there are two or more of them (or one that hung), and
+    they with the tests through it that were fine sit :data:`NAMED_Z` spreads below the noise together,
+    their median :data:`NAMED_DROP` below what healthy tests reach; else it is listed as a suspect to
+    re-test (``info``)."""
     covers = suspects[key]
     # Equivalent candidates explain exactly the same slow pairs: split the confidence,
     # and name them so a targeted re-test can tell them apart.
@@ -253,8 +255,11 @@ def _blame_slow(fabric: Fabric, key: LinkKey, suspects: dict[LinkKey, set[int]],
     twins = 1 + len(alternatives)
     n = len(considered[key])
     ratios = [pairs[i].ratio for i in covers if pairs[i].ratio is not None]
-    rels = [judged.pairs[i].relative for i in own if judged.pairs[i].relative is not None]
-    together = combined_z([zi for i in own for zi in [z[i]] if zi is not None])
+    # Judged on the tests it alone explains and the ones through it that were fine: a gray fault's
+    # tests sit low together, a healthy cable's two transient outliers sit among fine tests.
+    judged_on = own | (set(considered[key]) - covers)
+    rels = [judged.pairs[i].relative for i in judged_on if judged.pairs[i].relative is not None]
+    together = combined_z([zi for i in judged_on for zi in [z[i]] if zi is not None])
     worst = min(ratios) if ratios else 0.0
     median = float(statistics.median(ratios)) if ratios else 0.0
     median_rel = float(statistics.median(rels)) if rels else None
@@ -279,18 +284,18 @@ def _blame_slow(fabric: Fabric, key: LinkKey, suspects: dict[LinkKey, set[int]],
         blame[key].add(fault, severity, confidence, _candidates(fabric, key, alternatives[:8], pairs, covers))
 
 
-def _to_retest(fabric: Fabric, tests_through: dict[LinkKey, list[int]], low: set[int], skip: set[LinkKey],
-               z: list[float | None], pairs: list[PairResult], judged: TestJudgement,
+def _to_retest(fabric: Fabric, tests_through: dict[LinkKey, list[int]], low: set[int], explained: set[int],
+               skip: set[LinkKey], z: list[float | None], pairs: list[PairResult], judged: TestJudgement,
                blame: dict[LinkKey, Blame], limit: int = RETEST_LIMIT) -> None:
-    """Cables a low test nothing explains crossed, whose tests sit low as a whole (at least half of them a
-    spread below what healthy tests reach): a gray fault among noise looks like this before it has
-    enough tests to be named. Each is listed (``info``, a suspect to re-test; ``fabricdoc sweep``
-    re-tests it), the lowest first, at most ``limit``."""
+    """Cables a low test nothing explains crossed, whose other tests sit low as a whole (at least half of
+    them 1.5 spreads below what healthy tests reach; tests a named cable explains left out): a gray fault
+    among noise looks like this before it has enough tests to be named. Each is listed (``info``, a
+    suspect to re-test; ``fabricdoc sweep`` re-tests it), the lowest first, at most ``limit``."""
     found = []
     for key, crossed in tests_through.items():
         if key in skip or low.isdisjoint(crossed):
             continue
-        zs = [zi for i in crossed for zi in [z[i]] if zi is not None]
+        zs = [zi for i in crossed if i not in explained for zi in [z[i]] if zi is not None]
         if zs and statistics.median_high(zs) < -RETEST_Z:
             found.append((statistics.median(zs), str(key), key))
     for _, _, key in sorted(found)[:limit]:
@@ -373,11 +378,16 @@ def _at_its_cap(covers: set[int], level: dict[int, float], judged: TestJudgement
     cap = max(levels.values())
     out = {i for i in covers if i not in levels}
     for i, v in levels.items():
-        b = judged.pairs[i].baseline
-        tolerance = max(CAP_TOLERANCE, 3.0 * math.sqrt(2.0) * (b.spread if b is not None else 0.05))
-        if v >= cap - tolerance:
+        if v >= cap - _cap_tolerance(judged, i):
             out.add(i)
     return out
+
+
+def _cap_tolerance(judged: TestJudgement, i: int) -> float:
+    """How far (log units) test ``i`` may sit below the others through one slow cable and still be at its
+    rate: three spreads of a difference of two tests, at least :data:`CAP_TOLERANCE`."""
+    b = judged.pairs[i].baseline
+    return max(CAP_TOLERANCE, 3.0 * math.sqrt(2.0) * (b.spread if b is not None else 0.05))
 
 
 def _cover(remaining: set[int], suspects: dict[LinkKey, set[int]], agree: dict[LinkKey, set[int]],
@@ -428,21 +438,25 @@ def _attribute(chosen: list[LinkKey], suspects: dict[LinkKey, set[int]], remaini
     return out
 
 
-def _slower_than_explained(unexplained: set[int], chosen: list[LinkKey], suspects: dict[LinkKey, set[int]],
-                           pairs: list[PairResult], paths: list[tuple[LinkKey, ...]], below: list[float]) -> set[int]:
-    """Slow tests well below what the chosen suspects on their path explain. A slow cable caps every
-    test through it at one rate, so rates are compared in Gb/s: tests judged against different
-    expectations (one also crossed a link trained low) still measure the same cap."""
-    own: dict[LinkKey, float] = {}
+def _slower_than_explained(unexplained: set[int], chosen: list[LinkKey], agree: dict[LinkKey, set[int]],
+                           pairs: list[PairResult], paths: list[tuple[LinkKey, ...]], judged: TestJudgement) -> set[int]:
+    """Slow tests well below what the chosen suspects on their path explain: under a suspect's cap (the
+    median rate of its tests at one rate) by more than tests through one cable differ
+    (:func:`_at_its_cap`'s tolerance). A slow cable caps every test through it at one rate, so rates
+    are compared in Gb/s: tests judged against different expectations (one also crossed a link trained
+    low) still measure the same cap."""
+    cap: dict[LinkKey, float] = {}
     for key in chosen:
-        rates = [pairs[i].busbw_gbps for i in suspects[key] if pairs[i].ratio is not None]
+        rates = [r for i in agree[key] for r in [pairs[i].busbw_gbps] if r is not None and pairs[i].ratio is not None]
         if rates:
-            own[key] = max(r for r in rates if r is not None)
+            cap[key] = float(statistics.median(rates))
     out = set()
     for i in unexplained:
         rate = pairs[i].busbw_gbps if pairs[i].ratio is not None else None
-        named = [own[k] for k in paths[i] if k in own]
-        if rate is not None and named and rate < below[i] * min(named):
+        named = [cap[k] for k in paths[i] if k in cap]
+        if rate is None or not named:
+            continue
+        if rate < min(named) * math.exp(-_cap_tolerance(judged, i)):
             out.add(i)
     return out
 

@@ -20,6 +20,7 @@ All figures are fractions of the nominal rate (``ratio``) or of the learned figu
 from __future__ import annotations
 
 import math
+import statistics
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -210,10 +211,10 @@ class Expectations:
         rel = [s.ratio / b.efficiency for s, b in use]
         z = [math.log(max(r, 1e-9)) / b.spread for r, (_, b) in zip(rel, use, strict=True)]
         ref = max(use, key=lambda t: t[0].shape.size_bytes)[1]
-        relative = float(np.median(rel))
+        relative = rel[0] if len(rel) == 1 else statistics.median(rel)  # a few figures: no numpy here
         above = any(s.ratio > CEILING for s, _ in use) and not self.relative_only
         below = ref.slowest_ok if self.slow_ratio is None else self.slow_ratio
-        return Judged(relative, float(np.median(z)), relative < below, ref, above)
+        return Judged(relative, z[0] if len(z) == 1 else statistics.median(z), relative < below, ref, above)
 
     def to_dict(self) -> dict[str, Any]:
         """The report's ``expectations``: every shape's learned figure, what contradicts the topology."""

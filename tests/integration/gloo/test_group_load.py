@@ -30,6 +30,7 @@ from fabricdoc.bandwidth.isolate import isolate
 from fabricdoc.bandwidth.runner import group_rounds
 from fabricdoc.fabric.generators import fat_tree_2
 from fabricdoc.model.evidence import GroupLoadEvidence
+from fabricdoc.model.expectation import GroupJudge
 from fabricdoc.model.records import Observations, PortRef
 from fabricdoc.sources.group_launch import group_runner
 from fabricdoc.sweep import LauncherMeasure, SweepConfig, measure_and_retest
@@ -90,7 +91,7 @@ def test_group_isolation_alone_names_a_slow_uplink_from_the_groups_routed_paths(
         obs = Observations()
         run = group_runner(fabric, "netns", timeout_s=120.0, size_bytes=1 << 20, iters=3)
         done = isolate(fabric, group_rounds(run, into=obs.groups), screen_rounds(fabric, fabric.host_ports(), "all_reduce"),
-                       slow_ratio=options.slow_ratio)
+                       judge=GroupJudge(slow_ratio=options.slow_ratio))
     groups = [(g.label, g.test, g.status, None if g.ratio is None else round(g.ratio, 3)) for g in obs.groups]
     assert done.tests == len(obs.groups) and all(g.status == "ok" for g in obs.groups), groups
     leaf_groups = [g for g in obs.groups if g.label.startswith("leaf ")]
@@ -120,7 +121,8 @@ def test_a_load_only_uplink_the_pair_rounds_pass_is_found_by_the_groups_and_name
     assert crossing and all(p.status == "ok" and p.ratio >= options.slow_ratio for p in obs.pairs), pairs
     assert drops > 0, groups  # the collapse really fired, under the groups' load
     collapsed = [f for f in found.findings if f.fault == "load_collapse"]
-    assert [f.fault for f in found.findings] == ["load_collapse"], (found.findings, groups)
+    named = [f.fault for f in found.findings if f.severity != "info"]  # info: noise of a shared machine
+    assert named == ["load_collapse"], (found.findings, groups)
     (f,) = collapsed
     assert set(f.node_ids) == {"leaf01", "spine01"}, (f, groups)
     (ev,) = f.evidence_of(GroupLoadEvidence)

@@ -177,3 +177,17 @@ def test_a_link_sampled_down_between_repeated_flaps_is_named_flapping_with_the_s
 def test_a_link_that_went_down_once_and_stayed_down_is_named_down():
     (f,) = _watched_link(1)
     assert f.fault == "down"
+
+
+@pytest.mark.parametrize("efficiency", [0.78, 0.85])
+def test_a_slow_host_cable_on_a_low_efficiency_fabric_is_named_not_its_leaf(efficiency):
+    # Every healthy test reads 0.78 of the line rate here: the expectation is learned, so the leaf's other
+    # cables are not slow, and blame stays with the one cable (its NIC or cable), never the whole switch.
+    from fabricdoc.fabric.realism import Realism
+
+    fabric = fat_tree_2(8, 4, 4)
+    realism = Realism({"sendrecv": efficiency}, jitter=0.03, outlier_rate=0.015)
+    faults = [Fault("slow", port=PortRef("node0010", 1), factor=0.5)]
+    result = Simulator(fabric, faults, seed=4, realism=realism).run(plan_sweep(fabric, min_cover=3).rounds)
+    found = named(localize(result.observed, result.observations))
+    assert [(f.kind, f.node_ids[0]) for f in found] == [("nic", "node0010")], [(f.name, f.fault) for f in found]

@@ -193,3 +193,15 @@ def test_groups_are_learned_from_screens_not_from_the_probes_isolation_chose_for
     assert not judge.failed(screens[0]) and judge.failed(probes[0])
     assert judge.failed(GroupResult((PortRef("a", 1),), "alltoall", "hung", None, 100.0))
     assert not judge.failed(GroupResult((PortRef("a", 1),), "alltoall", "error", None, 100.0))
+
+
+def test_a_gray_fault_on_a_third_of_a_small_fabrics_tests_does_not_widen_the_noise_to_hide_it():
+    # 16 hosts, 28 tests, 8 of them through a cable at 0.85x: they sit just below the healthy bulk. Read
+    # from the lower half alone, the spread would swallow them (17% here before the upper half bounded it).
+    rng = np.random.default_rng(60)
+    healthy = _noisy(rng, 20, 0.87, 0.03)
+    gray = _noisy(rng, 8, 0.87 * 0.85, 0.03)
+    center, spread, _ = healthy_bulk([math.log(r) for r in healthy + gray])
+    assert math.exp(center) == pytest.approx(0.87, rel=0.03)
+    assert spread < 0.06
+    assert all(math.log(r) - center < -1.5 * spread for r in gray)
