@@ -1,10 +1,16 @@
-"""Bandwidth tomography: name the cables no counter shows, from which tests were slow.
+"""Bandwidth tomography: name the cables no counter shows, from which tests sat low.
 
-A cable is a suspect when every test through it was slow (or started and never
-finished: ``hung``); a test that could not run is no evidence at all. The slow tests are
-explained by the fewest suspects (greedy set cover, ties broken by how slow and
-how well covered). Tests are judged against the fair share their round allowed
-on today's routes, so a reroute around a dead link does not blame innocent links.
+Each test is judged against what healthy tests of its shape reach here
+(:mod:`fabricdoc.model.expectation`) and the fair share its round allowed on today's
+routes (a reroute around a dead link does not blame innocent links). A test two spreads
+low is evidence against the cables it crossed (one that started and never finished,
+``hung``, too; one that could not run is no evidence at all). A cable is a suspect when
+more than half its tests are low; the suspects that best explain the low tests are chosen
+by a weighted cover (tests at the cable's one rate for it, fine tests through it
+against it, other evidence on it first). A chosen cable is named when the tests it alone
+explains sit far enough below the noise together; else it, like a cable whose tests merely
+sit low around an unexplained one, is a suspect to re-test (``info``). Slow tests nothing
+explains are returned, never dropped.
 """
 
 from __future__ import annotations

@@ -17,7 +17,9 @@ HIDDEN = argparse.SUPPRESS
 EXIT_CODES = """exit codes:
   0  healthy (or: the command did what was asked)
   1  faults found
-  2  could not run: one line on stderr says why (file and line for bad input, the tool for a failing tool)
+  2  could not run, or could not see all it planned (verdict incomplete: a test that could not run, measurements
+     that contradict the topology): one line on stderr says why (file and line for bad input, the tool for a
+     failing tool)
 """
 
 HISTORY_ENV = "FABRICDOC_HISTORY"
@@ -87,7 +89,7 @@ def add_judging(p: argparse.ArgumentParser) -> None:
     p.add_argument("--slow-ratio", type=_ratio, default=None, metavar="R",
                    help="a test below R x what healthy tests of its shape reach on this fabric is slow. Default: "
                    "learned from the tests themselves: slow means further below the healthy tests' median than "
-                   "their spread explains (2.5 spreads, at least 3%%); see the report's expectations")
+                   "their spread explains (2.5 spreads, at least 7%%); see the report's expectations")
 
 
 def _ratio(text: str) -> float:
