@@ -6,7 +6,7 @@ Used by the simulator (what a round of tests measures) and by localization
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 from scipy import sparse
@@ -15,8 +15,10 @@ from fabricdoc.model.paths import Channel
 from fabricdoc.model.records import LinkKey
 
 
-def maxmin(flows: Sequence[Sequence[Channel]], capacity: Callable[[LinkKey], float]) -> np.ndarray:
-    """Max-min fair rate of every flow (progressive filling); an empty flow gets 0."""
+def maxmin(flows: Sequence[Sequence[Channel]], capacity: Callable[[LinkKey], float],
+           factor: Mapping[Channel, float] | None = None) -> np.ndarray:
+    """Max-min fair rate of every flow (progressive filling); an empty flow gets 0. ``factor`` scales
+    some cable directions' capacity (one direction collapsed, another's share taken by other traffic)."""
     chan: dict[Channel, int] = {}
     rows, cols = [], []
     for fi, hops in enumerate(flows):
@@ -28,6 +30,8 @@ def maxmin(flows: Sequence[Sequence[Channel]], capacity: Callable[[LinkKey], flo
     if not chan:
         return rates
     cap = np.fromiter((capacity(key) for key, _ in chan), dtype=float, count=len(chan))
+    if factor:
+        cap *= np.fromiter((factor.get(c, 1.0) for c in chan), dtype=float, count=len(chan))
     inc = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(nflows, len(chan)))
     inc_t = inc.T.tocsr()
     active = np.array([bool(h) for h in flows])

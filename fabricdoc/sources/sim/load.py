@@ -13,15 +13,11 @@ collapses). A pair round (one flow per cable direction) never trips any of them.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from fabricdoc.fabric.faults import LOAD_FAULT_KINDS, Fault
-from fabricdoc.model.flows import maxmin
 from fabricdoc.model.paths import Channel
-from fabricdoc.model.records import LinkKey
 from fabricdoc.model.topology import Fabric
 
 # Capacity a load-only fault keeps once tripped, unless the fault gives its own ``factor``.
@@ -80,10 +76,3 @@ class LoadModel:
                     for chan in egress.get(sw, []):
                         out[chan] = min(out.get(chan, 1.0), rule.factor)
         return out
-
-
-def directed_maxmin(flows: Sequence[Sequence[Channel]], capacity: Callable[[LinkKey], float],
-                    factor: dict[Channel, float]) -> np.ndarray:
-    """Max-min rates where each cable direction may have its own capacity factor."""
-    relabelled = [[((key, d), 0) for key, d in hops] for hops in flows]
-    return maxmin(relabelled, lambda chan: capacity(chan[0]) * factor.get(chan, 1.0))  # type: ignore[arg-type,index]

@@ -37,7 +37,7 @@ from fabricdoc.model.records import (
     PortState,
 )
 from fabricdoc.model.topology import Fabric
-from fabricdoc.sources.sim.load import LoadModel, directed_maxmin
+from fabricdoc.sources.sim.load import LoadModel
 
 CEILING = 0.99  # no test reads above this share of its fair rate: hardware is never faster than the line
 # Bandwidth a faulty cable keeps, by fault kind, unless the fault gives its own ``factor``.
@@ -349,19 +349,19 @@ class Simulator:
 
     def _maxmin(self, flows: list[list[Channel]]) -> np.ndarray:
         """Max-min fair rates of ``flows`` over the faulty fabric's directed capacities (load faults
-        tripped by these flows running together; other traffic's share of each direction this round)."""
+        tripped by these flows running together), each less the share other traffic took of the busiest
+        cable direction on its path this round (``realism.background``: drawn per direction and round;
+        applied after the sharing, so capacities stay few distinct values and the filling stays fast)."""
         def capacity(k: LinkKey) -> float:
             return self.truth.links[k].capacity_gbps * self.factor.get(k, 1.0)
 
-        factors: dict[Channel, float] = dict(self.load.factors(self.truth, flows)) if self.load else {}
-        if self.realism.background:
-            used = list(dict.fromkeys(c for hops in flows for c in hops))  # first-use order: seeded, reproducible
-            taken = self.rng.uniform(0.0, 2 * self.realism.background, len(used))
-            for chan, bg in zip(used, taken, strict=True):
-                factors[chan] = factors.get(chan, 1.0) * (1.0 - float(bg))
-        if factors:
-            return directed_maxmin(flows, capacity, factors)
-        return maxmin(flows, capacity)
+        rates = maxmin(flows, capacity, self.load.factors(self.truth, flows) if self.load else None)
+        if self.realism.background and flows:
+            used = {c: i for i, c in enumerate(dict.fromkeys(c for hops in flows for c in hops))}  # first use: seeded
+            left = 1.0 - self.rng.uniform(0.0, 2 * self.realism.background, len(used))
+            rates = rates * np.fromiter((min((left[used[c]] for c in hops), default=1.0) for hops in flows),
+                                        dtype=float, count=len(flows))
+        return rates
 
     def measure_groups(
         self,
