@@ -142,10 +142,15 @@ def measure_and_retest(
     with ``history`` the earlier sweeps' of this fabric where this one has too few).
     """
     errors = history_options(options, history, fabric.name)
+
+    def judged_findings() -> tuple[TestJudgement, list[Finding]]:
+        judged = options.judge(fabric, obs)  # once per localization: the report and isolation reuse it
+        return judged, localize(fabric, obs, options, judged)
+
     plan = plan_sweep(fabric, bidirectional=measure.bidirectional)
     progress("plan", 1, 1)
     measure(plan, 0, obs.pairs)
-    findings = localize(fabric, obs, options)
+    judged, findings = judged_findings()
     rounds, planned = len(plan.rounds), plan.test_count
     suspects = retest_suspects(fabric, findings, obs.pairs) if retest else []
     if suspects:
@@ -153,7 +158,7 @@ def measure_and_retest(
         measure(again, rounds, obs.pairs)
         rounds += len(again.rounds)
         planned += again.test_count
-        findings = localize(fabric, obs, options)
+        judged, findings = judged_findings()
     if groups or full_load:
         make = getattr(measure, "group_round", None)
         if make is None:
@@ -163,13 +168,12 @@ def measure_and_retest(
         if groups:
             screens += screen_rounds(fabric, ports, group_test)
         progress("groups", 0, 1)
-        judge = GroupJudge(options.judge(fabric, obs).expectations, options.slow_ratio)
+        judge = GroupJudge(judged.expectations, options.slow_ratio)
         done = isolate(fabric, make(obs.groups), screens, judge=judge, first_round=rounds,
                        expect=group_expectation, chase=groups, explained=_blamed_links(fabric, findings))
         progress("groups", 1, 1)
         rounds += done.rounds  # group tests are counted in the report's tests.groups_* (not as planned pairs)
-        findings = localize(fabric, obs, options)
-    judged = options.judge(fabric, obs)
+        judged, findings = judged_findings()
     return Measured(findings, rounds, planned, judged, errors)
 
 

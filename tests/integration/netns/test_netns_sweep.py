@@ -38,7 +38,9 @@ def _run(lab: NetnsLab, plan: Plan, journal=None, timeout_s: float = 150.0):
 
 
 def _links(findings):
-    return [LinkKey.of(PortRef(*f.endpoints[0]), PortRef(*f.endpoints[1])) for f in findings if f.kind == "link" and f.endpoints]
+    """The cables the findings name: warnings and worse (an ``info`` cable is a suspect to re-test)."""
+    return [LinkKey.of(PortRef(*f.endpoints[0]), PortRef(*f.endpoints[1])) for f in findings
+            if f.kind == "link" and f.endpoints and f.severity != "info"]
 
 
 def test_rate_limited_uplink_is_named_and_the_retest_confirms_it(lab, tmp_path):
