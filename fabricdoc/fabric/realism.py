@@ -22,15 +22,14 @@ old ideal simulator (one fixed efficiency, no variance), for tests that need exa
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from fabricdoc.errors import ConfigError
+from fabricdoc.model.inputs import parse_size
 
 TEST_KINDS = ("sendrecv", "all_reduce", "alltoall", "fan")
-_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 _KEYS = {"efficiency", "half_size", "host_variance", "jitter", "outlier_rate", "outlier_factor", "background"}
 
 
@@ -80,10 +79,10 @@ def _number(where: str, key: str, value: Any, lo: float, hi: float) -> float:
 def _size(where: str, value: Any) -> int:
     if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 1 << 40:
         return value
-    m = re.fullmatch(r"\s*(\d{1,12})\s*([KMG]?)i?B?\s*", value, re.IGNORECASE) if isinstance(value, str) else None
-    if not m:
-        raise ConfigError(f"{where}: measurements.half_size must be bytes or a size like 2M, got {value!r}"[:200])
-    return int(m.group(1)) * _UNITS[m.group(2).upper()]
+    try:
+        return parse_size(value) if isinstance(value, str) else parse_size("")
+    except ConfigError:
+        raise ConfigError(f"{where}: measurements.half_size must be bytes or a size like 2M, got {value!r}"[:200]) from None
 
 
 def parse_realism(path: str | Path, data: Any, line: int = 0) -> Realism:

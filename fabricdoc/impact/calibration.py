@@ -22,13 +22,13 @@ NVLink SHARP (NVLS) reduces inside a node, which this model of the network does 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from fabricdoc.errors import ConfigError
 from fabricdoc.model.expectation import healthy_bulk
+from fabricdoc.model.inputs import parse_size
 
 ASSUMES = {
     "ring": "NCCL ring: each rank sends to the next, the slowest hop sets the pace; busbw = rails x its share",
@@ -37,7 +37,6 @@ ASSUMES = {
     "sharp": "in-network reduction (SHARP/CollNet, declared): each host link carries the buffer once each way; "
              "busbw = rails x 2(n-1)/n x the slowest host link",
 }
-_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
 
 @dataclass(frozen=True)
@@ -63,14 +62,6 @@ class Efficiency:
                 t = (math.log(size) - math.log(max(lo, 1))) / (math.log(hi) - math.log(max(lo, 1)))
                 return self.by_size[lo] + t * (self.by_size[hi] - self.by_size[lo])
         return self.by_size[sizes[-1]]
-
-
-def parse_size(text: str) -> int:
-    """``256M`` -> 268435456 (K, M, G are powers of 1024; a plain number is bytes)."""
-    m = re.fullmatch(r"\s*(\d+)\s*([KMG]?)i?B?\s*", text, re.IGNORECASE)
-    if not m:
-        raise ConfigError(f"message size {text!r}: expected bytes, or a number with K, M or G")
-    return int(m.group(1)) * _UNITS[m.group(2).upper()]
 
 
 def given_efficiency(spec: str, source: str = "--efficiency") -> Efficiency:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import fields, replace
@@ -56,6 +57,23 @@ def read_bytes(path: str | os.PathLike[str], what: str = "input", max_bytes: int
 def read_text(path: str | os.PathLike[str], what: str = "input", max_bytes: int | None = None) -> str:
     """The file as UTF-8 text, through the size bound; one error naming file and line otherwise."""
     return decode(read_bytes(path, what, max_bytes), str(path))
+
+
+_SIZE = re.compile(r"\s*(\d{1,15})\s*([KMG]?)i?B?\s*", re.IGNORECASE)
+_SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+
+def parse_size(text: str) -> int:
+    """A message size as people write it: ``256M`` -> 268435456 (K, M, G are powers of 1024; a plain
+    number is bytes; at most 15 digits). Anything else is a ConfigError saying what was expected.
+
+    >>> parse_size("16MiB"), parse_size("4096")
+    (16777216, 4096)
+    """
+    m = _SIZE.fullmatch(text)
+    if not m:
+        raise ConfigError(f"message size {text!r}: expected bytes, or a number with K, M or G"[:200])
+    return int(m.group(1)) * _SIZE_UNITS[m.group(2).upper()]
 
 
 def _reject_constant(name: str) -> Any:

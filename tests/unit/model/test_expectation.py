@@ -28,7 +28,10 @@ from fabricdoc.report.report import Report
 
 
 def test_the_doctested_rules_hold():
-    for module in (expectation, tomography):
+    from fabricdoc.fabric import realism
+    from fabricdoc.model import inputs
+
+    for module in (expectation, tomography, realism, inputs):
         failed, tried = doctest.testmod(module)
         assert tried and not failed, module.__name__
 
