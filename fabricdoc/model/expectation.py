@@ -63,9 +63,10 @@ class Baseline:
     """What healthy tests of one shape reach: ``efficiency`` (measured over nominal, the healthy bulk's
     median) and ``spread`` (its robust standard deviation, log units), from ``tests`` tests.
 
-    ``source``: ``learned`` (this sweep), ``parent`` (its test and size over every path class),
-    ``history`` (earlier sweeps of this fabric), ``pairs`` (a group collective with too few tests of its
-    own, judged by the pair tests' figure) or ``prior`` (nothing to learn from: :data:`PRIOR_EFFICIENCY`).
+    ``source``: ``learned`` (this sweep's tests; a path class with too few of its own is judged by its
+    test and size's figure), ``history`` (earlier sweeps of this fabric), ``pairs`` (a group collective
+    with too few tests of its own, judged by the pair tests' figure) or ``prior`` (nothing to learn from:
+    :data:`PRIOR_EFFICIENCY`).
     """
 
     shape: Shape

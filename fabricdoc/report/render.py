@@ -186,7 +186,7 @@ def expectation_lines(expectations: dict[str, Any] | None) -> list[str]:
 
 
 _SOURCES = {"learned": "learned", "history": "learned from earlier sweeps", "pairs": "as the pair tests",
-            "prior": "too few tests to learn: the stated prior", "parent": "learned"}
+            "prior": "too few tests to learn: the stated prior"}
 
 
 def summary_text(report: Report, evidence_per_finding: int = 3) -> str:

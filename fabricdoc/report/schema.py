@@ -139,7 +139,7 @@ _EXPECTATIONS: dict[str, Any] = {
                            "path_cables": {"type": ["integer", "null"]},
                            "efficiency": {"type": "number", "minimum": 0},
                            "spread": {"type": "number", "minimum": 0}, "tests": {"type": "integer", "minimum": 0},
-                           "source": {"enum": ["learned", "parent", "history", "pairs", "prior"]},
+                           "source": {"enum": ["learned", "history", "pairs", "prior"]},
                            "slow_below": {"type": "number"}}}},
         "contradictions": {"type": "array", "items": {"type": "string"}},
         "relative_only": {"type": "boolean"},
