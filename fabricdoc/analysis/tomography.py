@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from fabricdoc.analysis.blame import Blame
@@ -91,10 +92,10 @@ def from_pairs(fabric: Fabric, obs: Observations, judged: TestJudgement, suspect
                blame: dict[LinkKey, Blame]) -> Unexplained:
     """Blame the fewest cables that explain the slow tests no hard evidence explains; return the
     slow tests that nothing explains. A test is slow as ``judged`` says (against what healthy tests of
-    its shape reach here, by more than the noise explains). A cable is a suspect when more than
-    ``suspect_fraction`` of the tests through it were slow (at least half); it is named when two or
-    more slow tests (or one that hung) make it one, and listed as a suspect to re-test (``info``) when
-    one test alone does, or when its tests sit low without being slow."""
+    its shape reach here, by more than the noise explains) and low two spreads below it. A cable is a
+    suspect when more than ``suspect_fraction`` of the tests through it were low (at least half); the
+    suspects chosen by :func:`_cover` are named or listed as suspects to re-test by :func:`_blame_slow`,
+    and cables whose tests sit low around an unexplained one by :func:`_to_retest`."""
     tests_through: dict[LinkKey, list[int]] = defaultdict(list)
     slow: set[int] = set()
     pairs = obs.pairs
@@ -260,14 +261,12 @@ def _blame_slow(fabric: Fabric, key: LinkKey, suspects: dict[LinkKey, set[int]],
                            if c == covers and k != key and len(considered[k]) - len(c) == healthy), key=str)
     twins = 1 + len(alternatives)
     n = len(considered[key])
-    ratios = [pairs[i].ratio for i in covers if pairs[i].ratio is not None]
+    worst, median = _ratio_figures(pairs, covers)
     # Judged on the tests it alone explains and the ones through it that were fine: a gray fault's
     # tests sit low together, a healthy cable's two transient outliers sit among fine tests.
     judged_on = own | (set(considered[key]) - covers)
     rels = [judged.pairs[i].relative for i in judged_on if judged.pairs[i].relative is not None]
     together = combined_z([zi for i in judged_on for zi in [z[i]] if zi is not None])
-    worst = min(ratios) if ratios else 0.0
-    median = float(statistics.median(ratios)) if ratios else 0.0
     median_rel = float(statistics.median(rels)) if rels else None
     hung = sum(1 for i in covers if pairs[i].status == "hung")
     confidence = _confidence(len(own), together, twins, bool(hung))
@@ -282,7 +281,7 @@ def _blame_slow(fabric: Fabric, key: LinkKey, suspects: dict[LinkKey, set[int]],
     slow_pairs = tuple(_sample(fabric, pairs[i], judged.pairs[i].relative) for i in sorted(covers)[:20])
     alts = tuple(((k.a.node, k.a.port), (k.b.node, k.b.port)) for k in alternatives[:8])
     blame[key].add(fault, severity, confidence, SlowPairsEvidence(
-        tests=n, slow=sum(1 for i in covers if i in slow), worst_ratio=round(worst, 4), median_ratio=round(median, 4),
+        tests=n, slow=sum(1 for i in covers if i in slow), worst_ratio=worst, median_ratio=median,
         equivalent_suspects=twins, alternatives=alts, slow_pairs=slow_pairs,
         median_relative=None if median_rel is None else round(median_rel, 4), healthy_efficiency=efficiency,
         suspect_only=not named))
@@ -307,15 +306,22 @@ def _to_retest(fabric: Fabric, tests_through: dict[LinkKey, list[int]], low: set
     for _, _, key in sorted(found)[:limit]:
         tests = tests_through[key]
         mine = sorted(i for i in tests if i in low)
-        ratios = [pairs[i].ratio for i in mine if pairs[i].ratio is not None]
+        worst, median = _ratio_figures(pairs, mine)
         rels = [judged.pairs[i].relative for i in tests if judged.pairs[i].relative is not None]
         blame[key].add("degraded_bandwidth", "info", 0.0, SlowPairsEvidence(
             tests=len(tests), slow=sum(1 for i in tests if judged.pair_slow(i, pairs[i])),
-            worst_ratio=round(min(ratios), 4) if ratios else 0.0,
-            median_ratio=round(float(statistics.median(ratios)), 4) if ratios else 0.0,
+            worst_ratio=worst, median_ratio=median,
             slow_pairs=tuple(_sample(fabric, pairs[i], judged.pairs[i].relative) for i in mine[:20]),
             median_relative=round(float(statistics.median(rels)), 4) if rels else None,
             healthy_efficiency=_efficiency(judged, set(tests)), suspect_only=True))
+
+
+def _ratio_figures(pairs: list[PairResult], tests: Iterable[int]) -> tuple[float, float]:
+    """The worst and the median measured/nominal of ``tests`` (0.0 when none measured), rounded as reported."""
+    ratios = [r for i in tests for r in [pairs[i].ratio] if r is not None]
+    if not ratios:
+        return 0.0, 0.0
+    return round(min(ratios), 4), round(float(statistics.median(ratios)), 4)
 
 
 def _efficiency(judged: TestJudgement, tests: set[int]) -> float | None:
