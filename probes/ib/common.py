@@ -4,6 +4,7 @@ lines, IBTA register checks and the 64-bit counter names."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from fabricdoc.errors import ParseError
 from fabricdoc.model.counters import register_problem
@@ -49,11 +50,14 @@ SPEED_BY_GBPS = {
 _HUGE_NUMBER = re.compile(r"\d{65,}")
 
 
-def whole_lines(text: str, source: str) -> list[str]:
+def whole_lines(text: str, source: str, complete: Callable[[str], bool] | None = None) -> list[str]:
     """The output's lines; output cut in the middle of a line (a killed tool) is a ParseError,
-    and so is a number longer than any field the tools print (65 digits or more)."""
+    and so is a number longer than any field the tools print (65 digits or more).
+
+    A saved file's last line often has no line end (an editor, a paste): ``complete`` says
+    whether such a line is whole (it ends the way every line of its kind ends); only then is it read."""
     lines = text.splitlines()
-    if text and not text.endswith("\n") and lines:
+    if text and not text.endswith(("\n", "\r")) and lines and not (complete and complete(lines[-1])):
         raise ParseError(source, len(lines), lines[-1], "output ends in the middle of a line")
     for no, line in enumerate(lines, 1):
         if _HUGE_NUMBER.search(line):

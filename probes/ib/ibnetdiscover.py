@@ -120,7 +120,7 @@ def parse_ibnetdiscover(text: str, source: str = "ibnetdiscover", *, partial: bo
     says the capture was trimmed on purpose: then that cable is counted in
     ``IbTopology.undescribed`` and left out.
     """
-    lines = whole_lines(text, source)
+    lines = whole_lines(text, source, _whole_port_line)
     st = _State(source, partial)
     for no, raw in enumerate(lines, 1):
         _read_line(st, no, raw)
@@ -128,6 +128,23 @@ def parse_ibnetdiscover(text: str, source: str = "ibnetdiscover", *, partial: bo
         raise ParseError(source, 0, "", "no nodes (empty or truncated output)")
     _check_blocks(st, lines)
     return _records(st)
+
+
+def _whole_port_line(line: str) -> bool:
+    """Whether a last line without a line end is whole: a port line ending in its ``lid N 4xHDR``
+    tail (with ``-f``'s codes) at a speed InfiniBand has; anything shorter may have been cut."""
+    port = _PORT_RE.match(line.strip())
+    tail = _CONN_TAIL.search(port.group(7) or "") if port else None
+    return bool(tail and tail.group(4) in IB_SPEEDS)
+
+
+def _whole_ports_line(line: str) -> bool:
+    """Whether a last ``-p`` line without a line end is whole: a cabled port's ends in its
+    ``( 'desc' - 'desc' )`` pair, an uncabled one's in its one quoted description."""
+    text = line.rstrip()
+    if " ( '" in text:
+        return text.endswith(")") and text.count("'") >= 4
+    return text.endswith("'") and text.count("'") == 2
 
 
 def _read_line(st: _State, no: int, raw: str) -> None:
@@ -373,7 +390,7 @@ def parse_ibnetdiscover_ports(text: str, source: str = "ibnetdiscover -p", *, pa
     ``partial`` says it was trimmed on purpose (then counted in ``undescribed``).
     Ports with no peer (``4x ???  'desc'``) are down: no cable.
     """
-    lines = whole_lines(text, source)
+    lines = whole_lines(text, source, _whole_ports_line)
     warnings: list[ToolWarning] = []
     ends: dict[tuple[str, int], _PortsLine] = {}
     nodes: dict[str, _PortsEnd] = {}

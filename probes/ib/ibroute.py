@@ -83,7 +83,7 @@ def parse_routes(text: str, source: str = "routes", *, num_ports: Mapping[str, i
 
 def _parse(text: str, source: str, count_of: Callable[[str], int | None]) -> IbRoutes:
     """parse_routes, with ``count_of`` giving a switch's port count (or None) from its GUID."""
-    lines = whole_lines(text, source)
+    lines = whole_lines(text, source, lambda line: bool(_IBR_TAIL.match(line.strip())))
     routes: list[IbRoute] = []
     warnings: list[ToolWarning] = []
     block: _Block | None = None

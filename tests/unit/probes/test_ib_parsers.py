@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 from fabricdoc.probes.ib.iblinkinfo import parse_iblinkinfo
-from fabricdoc.probes.ib.ibnetdiscover import parse_ibnetdiscover
+from fabricdoc.probes.ib.ibnetdiscover import parse_ibnetdiscover, parse_ibnetdiscover_ports
 from fabricdoc.probes.ib.ibqueryerrors import parse_ibqueryerrors
-from fabricdoc.probes.ib.ibroute import parse_ibroute
+from fabricdoc.probes.ib.ibroute import parse_ibroute, parse_routes
 from fabricdoc.probes.ib.ibtracert import parse_ibtracert
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -95,6 +95,27 @@ def test_ibnetdiscover_bad_output_raises_parse_error_naming_source_and_line(case
     if case == "garbled":
         assert "\x00" in err.line
     assert "\n" not in str(err)
+
+
+@pytest.mark.parametrize(
+    ("case", "parse"),
+    [
+        ("ibnetdiscover/healthy", parse_ibnetdiscover),
+        ("ibnetdiscover/fat_tree_64", parse_ibnetdiscover),
+        ("ibnetdiscover/ports", parse_ibnetdiscover_ports),
+        ("dump_fts/fat_tree_64", parse_routes),
+    ],
+)
+def test_a_saved_file_whose_last_line_has_no_line_end_reads_the_same(case, parse):
+    text = (DATA / case / "stdout.txt").read_text()
+    assert text.endswith("\n")
+    assert parse(text.rstrip("\n"), source="saved") == parse(text, source="saved")
+    # Cut inside that last line, it is refused: the line is not whole.
+    last = text.rstrip("\n").rsplit("\n", 1)[1]
+    for keep in (len(last) // 2, len(last.rstrip()) - 1):
+        cut = text.rstrip("\n")[: len(text.rstrip("\n")) - len(last) + keep]
+        with pytest.raises(ParseError, match="middle of a line|ends early"):
+            parse(cut, source="saved")
 
 
 def test_ibnetdiscover_empty_output_is_an_error():
