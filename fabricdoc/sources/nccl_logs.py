@@ -24,7 +24,12 @@ exist and hold logs, else :class:`ConfigError`. Per run:
   2(n-1)/n = 1 is also sendrecv's, broadcast's and reduce's factor, so the run
   is used and keeps the name ``unknown``;
 * ``#wrong`` > 0 or out-of-bounds values: ``PairResult(status="wrong")``;
-  corruption is a different fault from a slow link.
+  corruption is a different fault from a slow link. It counts also when the run
+  then printed nccl-tests' own ``Test failure`` lines or was cut after the rows
+  that show it (its figures are then not used);
+* a run that stopped on a ``Test failure`` line (an init or network failure)
+  with its ranks stated: one ``PairResult(status="error")`` per pair, naming
+  the line: a test that could not run, never a hardware fault.
 
 Ranks come from what the log states (see :mod:`fabricdoc.probes.bandwidth.nccl_tests`).
 The k-th rank of the first host is paired with the k-th rank of the second
@@ -225,10 +230,13 @@ def _by_host(run: NcclRun) -> dict[str, list[NcclRank]]:
 
 def _run_pairs(fabric: Fabric, run: NcclRun) -> RunPairs:
     """The rail pairs of one run, or _Refused saying why it gives none."""
-    if run.problem is not None:
-        raise _Refused("error", str(run.problem))
     if run.ranks_problem is not None:
-        raise _Refused("error", str(run.ranks_problem))
+        raise _Refused("error", str(run.problem or run.ranks_problem))
+    if run.problem is not None and run.failed is None and not run.corrupted:
+        raise _Refused("error", str(run.problem))
+    # A run that stopped on nccl-tests' own failure line is named per pair (it could not run, or the
+    # corruption it printed first is evidence); a cut or garbled run is used only for the corruption
+    # its rows already show.
     by_host = _by_host(run)
     where = f"{run.source}:{run.line_no}: {run.test} run"
     if len(by_host) == 1:
@@ -243,9 +251,9 @@ def _run_pairs(fabric: Fabric, run: NcclRun) -> RunPairs:
     if len(ra) > 1 and run.test == UNNAMED_TEST:
         run = replace(run, test=_unnamed_test(run))
         where = f"{run.source}:{run.line_no}: {run.test} run (inferred from busbw/algbw)"
-    if len(ra) > 1 and run.test not in RING_TESTS:
-        raise _Refused("skipped", f"{where} has {len(ra)} GPUs per host: {run.test} traffic crosses rails, "
-                                  "so its figure says nothing per rail")  # fmt: skip
+    if len(ra) > 1 and run.test not in RING_TESTS and not (run.failed and not run.corrupted):
+        why = "its corruption cannot be placed on one rail" if run.corrupted else "its figure says nothing per rail"
+        raise _Refused("skipped", f"{where} has {len(ra)} GPUs per host: {run.test} traffic crosses rails, so {why}")
     rails: dict[str, Rails] = {}
     for host, ranks in by_host.items():
         try:
@@ -269,12 +277,18 @@ def _pair_results(fabric: Fabric, rp: RunPairs, round_no: int) -> list[PairResul
     run, n = rp.run, len(rp.pairs)
     row = run.peak
     bw, alg = run.peak_busbw_gbps(), run.peak_algbw_gbps()
-    error = None
+    error, status = None, "ok"
     if run.corrupted:
+        status = "wrong"
         what = f"{run.wrong} wrong elements" if run.wrong_column else f"{run.out_of_bounds} values out of bounds"
         bad = [r.line_no for r in run.rows if (r.out_of_place.wrong or 0) or (r.in_place and r.in_place.wrong)]
         error = f"{run.source}:{bad[0] if bad else run.line_no}: {run.test} run: data check failed ({what})"
-    sizes = _sizes(run, n)
+    elif run.failed is not None:
+        status, bw, alg = "error", None, None  # it could not run: no figure, and never a hardware fault
+        error = f"{run.failed.source}:{run.failed.line_no}: {run.test} run failed, so it could not test this pair: {run.failed.line.strip()}"
+    if run.problem is not None and status == "wrong":
+        bw = alg = None  # the rows stop early: the corruption counts, the figures do not
+    sizes = _sizes(run, n) if bw is not None else ()
     out = []
     for src, dst in rp.pairs:
         try:
@@ -282,7 +296,7 @@ def _pair_results(fabric: Fabric, rp: RunPairs, round_no: int) -> list[PairResul
         except TopologyError as exc:
             raise _Refused("error", f"{run.source}:{run.line_no}: no route {src} -> {dst} in the fabric ({exc})") from None
         out.append(PairResult(
-            src=src, dst=dst, status="wrong" if run.corrupted else "ok",
+            src=src, dst=dst, status=status,
             busbw_gbps=None if bw is None else bw / n, expected_gbps=expected,
             algbw_gbps=None if alg is None else alg / n, size_bytes=row.size_bytes if row else None,
             wrong=run.wrong, round=round_no, test=nccl_test_name(run), error=error, sizes=sizes,
@@ -324,7 +338,9 @@ def observations_from_nccl_logs(fabric: Fabric, directory: str | Path) -> Observ
         for run in runs:
             try:
                 obs.pairs.extend(_pair_results(fabric, _run_pairs(fabric, run), round_no))
-                obs.probes.append(ProbeRun("nccl-tests", str(path), "ok", time.monotonic() - t0))
+                # A run that stopped early still names its pairs (could not run, or corrupted): said once here.
+                status, why = ("error", str(run.problem)) if run.problem is not None else ("ok", None)
+                obs.probes.append(ProbeRun("nccl-tests", str(path), status, time.monotonic() - t0, why))
                 round_no += 1
             except _Refused as exc:
                 obs.probes.append(ProbeRun("nccl-tests", str(path), exc.status, time.monotonic() - t0, str(exc)))

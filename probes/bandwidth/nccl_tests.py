@@ -130,6 +130,8 @@ class NcclRun:
     ranks and hosts cannot be told (its figures may still be read).
     ``wrong_column`` is False for the old layout, whose ``error`` column is a
     max relative error, so only ``# Out of bounds values`` counts corruption.
+    ``failed`` is the ``Test failure`` line when the run stopped on one (``problem`` is then
+    that line too, unless an earlier problem came first): the rows read before it still count.
     """
 
     source: str
@@ -146,6 +148,7 @@ class NcclRun:
     wrong_column: bool = True
     problem: ParseError | None = None
     ranks_problem: ParseError | None = None
+    failed: ParseError | None = None  # nccl-tests' own ``Test failure`` line: the run stopped there
 
     @property
     def complete(self) -> bool:
@@ -414,10 +417,14 @@ class _Builder:
     def finish(self) -> NcclRun:
         test = self.test or self.named or _test_name(self.source)
         problem = self.problem or self._incomplete(test)
+        failed = None
+        if self.failure is not None:
+            failed = ParseError(self.source, self.failure[0], self.failure[1], f"{test} run failed")
         run = NcclRun(
             source=self.source, test=test, line_no=self.line_no, version=self.version, ranks=tuple(self.ranks),
             rows=tuple(self.rows), avg_busbw_gbs=self.avg, out_of_bounds=self.oob, nthread=self.nthread,
             ngpus=self.ngpus, wrong_column=self.layout.wrong_column if self.layout else True, problem=problem,
+            failed=failed,
         )  # fmt: skip
         return _with_ranks_checked(run, self.using or (self.line_no, ""), self.cut_rank)
 

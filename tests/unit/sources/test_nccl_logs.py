@@ -300,3 +300,67 @@ def test_every_size_a_run_printed_is_kept_for_judging_size_by_size(tmp_path):
     from fabricdoc.sources.records import record_from_dict, record_to_dict
 
     assert record_from_dict(record_to_dict(p)) == p  # the sizes travel in saved records too
+
+
+# -- runs that failed: named per pair, and the corruption they printed first still counts --------------
+N2G4_INIT = DATA / "xxrjun_h100_n2g4_init_network_error" / "nccl_N2_G4_cnode2-005_cnode2-016.log"
+
+
+def test_an_init_failure_is_a_test_that_could_not_run_named_per_pair_never_a_fault(tmp_path):
+    # The real log: two appended runs (alltoall, sendrecv), 4 GPUs per host, each stopped by
+    # 'Test NCCL failure common.cu:1279 ... network error' before any row.
+    fabric = multi_hca_hosts((0, 1, 2, 3), hosts=("cnode2-005", "cnode2-016"))
+    (tmp_path / N2G4_INIT.name).write_text(N2G4_INIT.read_text())
+    obs = observations_from_nccl_logs(fabric, tmp_path)
+    assert [p.status for p in obs.probes] == ["error", "error"]
+    assert len(obs.pairs) == 8 and {p.status for p in obs.pairs} == {"error"}
+    assert {(fabric.label(p.src.node), fabric.label(p.dst.node)) for p in obs.pairs} == {
+        (f"cnode2-005 mlx5_{i}", f"cnode2-016 mlx5_{i}") for i in range(4)}
+    first = obs.pairs[0]
+    assert f"{N2G4_INIT.name}:14: alltoall run failed, so it could not test this pair" in first.error
+    assert "Test NCCL failure common.cu:1279" in first.error
+    assert first.busbw_gbps is None
+    report = Report.build(fabric, localize(fabric, obs), obs)
+    assert report.verdict == "incomplete" and not report.findings  # not a hardware fault
+
+
+def _corrupted_then_failed(text: str) -> str:
+    """DERIVED from the real dranet log: the 1 GiB row's out-of-place '#wrong' set to 96, the footer's
+    out-of-bounds count to 4 FAILED, and the run ended by nccl-tests' own TESTCHECK line (its real
+    wording, from the xxrjun log) in place of the average, as a run that aborts after its data check."""
+    lines = text.splitlines()
+    row = next(i for i, ln in enumerate(lines) if ln.lstrip().startswith("1073741824 "))
+    cells = lines[row].split()
+    cells[8] = "96"
+    lines[row] = "  ".join(cells)
+    out = [ln for ln in lines[: row + 1]]
+    out += ["# Out of bounds values : 4 FAILED", " .. node0003 pid 21: Test failure common.cu:1100",
+            " .. node0001 pid 23: Test failure common.cu:1100"]
+    return "\n".join(out) + "\n"
+
+
+def test_corruption_followed_by_test_failure_lines_is_data_corruption_on_that_pair(tmp_path):
+    fabric = fat_tree_2(leaves=2, spines=1, hosts_per_leaf=2)
+    text = _corrupted_then_failed(_on_hosts(_read("all_reduce_2x1_h200_dranet.log"), DRANET, ("node0001", "node0003")))
+    (tmp_path / "run.log").write_text(text)
+    obs = observations_from_nccl_logs(fabric, tmp_path)
+    (pair,) = obs.pairs
+    assert pair.status == "wrong" and pair.wrong == 96
+    row = next(i for i, ln in enumerate(text.splitlines(), 1) if ln.lstrip().startswith("1073741824 "))
+    assert f"run.log:{row}: all_reduce run: data check failed (96 wrong elements)" in pair.error
+    assert pair.busbw_gbps is None  # the run stopped early: its figures are not used, its corruption is
+    report = Report.build(fabric, localize(fabric, obs), obs)
+    assert report.verdict == "fail"
+    assert [f.fault for f in report.findings] == ["data_corruption"]
+
+
+def test_a_cut_run_whose_rows_already_show_corruption_still_counts_it(tmp_path):
+    fabric = fat_tree_2(leaves=2, spines=1, hosts_per_leaf=2)
+    text = _corrupted_then_failed(_on_hosts(_read("all_reduce_2x1_h200_dranet.log"), DRANET, ("node0001", "node0003")))
+    cut = "\n".join(text.splitlines()[:-3]) + "\n"  # the footer and failure lines gone: a cut log
+    (tmp_path / "run.log").write_text(cut)
+    (pair,) = observations_from_nccl_logs(fabric, tmp_path).pairs
+    assert pair.status == "wrong" and pair.wrong == 96
+    # A cut run without corruption gives no pair at all (its figures are not trusted).
+    (tmp_path / "run.log").write_text("\n".join(cut.splitlines()[:-1]) + "\n")
+    assert observations_from_nccl_logs(fabric, tmp_path).pairs == []
