@@ -10,6 +10,10 @@ from fabricdoc.cli import args as a
 
 IBDIAGNET_HELP = ("an ibdiagnet output directory (ibdiagnet2.db_csv or .lst, and .pm, .fdbs, .cables when there): "
                   "the fabric, link states, counters and routes of that run; replaces --fabric")
+PERFQUERY_HELP = ("saved `perfquery` output (plain, -x, -l, -E; one or more runs per file): each file is one counter "
+                  "sample, taken at the file's modification time; LIDs are placed on the fabric given by --fabric "
+                  "(a LID it does not have is listed as not seen). Two dumps of the same ports give deltas and "
+                  "rates; one dump gives totals since the counters were last cleared, and no verdict on them")
 HOST_MAP_HELP = ("HCA -> host map for HCAs whose node description names no host (CSV or YAML: guid, lid or "
                  "description; host; rail)")
 
@@ -30,6 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ibdiagnet", metavar="DIR", help=IBDIAGNET_HELP)
     p.add_argument("--host-map", metavar="FILE", help=HOST_MAP_HELP)
     p.add_argument("--records", nargs="+", default=[], metavar="FILE", help="fabricdoc-records JSON files (from `fabricdoc probe`)")
+    p.add_argument("--perfquery", nargs="+", default=[], metavar="FILE", help=PERFQUERY_HELP)
     p.add_argument("--nccl-logs", metavar="DIR", help="directory of nccl-tests logs (sendrecv_perf, all_reduce_perf)")
     p.add_argument("--nccl-debug", nargs="+", default=[], metavar="FILE",
                    help="a job's NCCL_DEBUG=INFO (or WARN) output, one or more files: its failed connections "
@@ -79,6 +84,14 @@ def run(args: argparse.Namespace) -> int:
         # Records come from the hosts' probes: every host of the fabric should have sent some.
         hosts = {n.id for n in fabric.hosts()}
         ports |= host_ports(fabric)
+    if args.perfquery:
+        from fabricdoc.model.records import PortRef
+        from fabricdoc.sources.perfquery import read_perfquery
+
+        dumped = read_perfquery(args.perfquery, fabric)
+        parts.append(dumped)
+        # Every port a dump placed on the fabric should have two samples (a delta).
+        ports |= {PortRef(c.node, c.port) for c in dumped.after}
     if args.nccl_logs:
         from fabricdoc.sources.nccl_logs import observations_from_nccl_logs
 
@@ -95,8 +108,9 @@ def run(args: argparse.Namespace) -> int:
         from fabricdoc.sources.nccl_inspector import read_inspector
 
         parts.append(observations_from_inspector(fabric, read_inspector(args.nccl_inspector)))
-    if not (args.records or args.nccl_logs or args.ibdiagnet or args.nccl_debug or args.nccl_ras or args.nccl_inspector):
-        raise ConfigError("nothing to analyze: give --records, --nccl-logs, --nccl-debug, --nccl-ras, "
+    if not (args.records or args.perfquery or args.nccl_logs or args.ibdiagnet or args.nccl_debug or args.nccl_ras
+            or args.nccl_inspector):
+        raise ConfigError("nothing to analyze: give --records, --perfquery, --nccl-logs, --nccl-debug, --nccl-ras, "
                           "--nccl-inspector and/or --ibdiagnet")
     options = Options(slow_ratio=args.slow_ratio)
     if args.rules:
