@@ -15,19 +15,28 @@ error naming the file and line). What it reads, each with its file and line:
   ``Channel 01 : 2[c7000] -> 0[87000] [receive] via ...`` and ``Ring 00 : 3 -> 10 [send] via ...``):
   the transport (``NET/<net>/<dev>[/GDRDMA]``, ``P2P/...``, ``SHM/...``);
 * errors: ``NET/IB : Got completion from peer <ip><port> with status=12 ... vendor err 129 (Recv)
-  localGid ... remoteGids... [hca mlx5_1]`` in its three known spellings (``status=N``,
-  ``status=IBV_WC_..._ERR(N)``, ``error N,``), NIC async events (``mlx5_0:1 Got async event :
-  port error``) and PyTorch's ``Watchdog caught collective operation timeout``.
+  localGid ... remoteGids... [hca mlx5_1]`` in its known spellings (``status=N``,
+  ``status=IBV_WC_..._ERR(N)``, ``error N, opcode ...``; the peer an IPv4 address or an IPoIB
+  link-local ``fe80::...%ib0``), NIC async events with and without a device (``mlx5_0:1 Got async
+  event : port error``, older NCCL's ``Got async event : local catastrophic error``, ``mlx5_1:1 async
+  fatal event on QP (0x...): ...``), other network WARN lines (``NET/OFI Request ... completed with
+  error``, ``communicator encountered a fatal error``, ``Connection closed by remote peer``),
+  ``GPU Direct RDMA Disabled for HCA d 'mlx5_x'`` and PyTorch's ``Watchdog caught collective
+  operation timeout``.
 
-Any other NCCL line is *skipped* (NCCL prints hundreds of kinds; they are counted); a line
-that starts like one of the kinds above but does not fit it is *garbled*: skipped, counted and
-its first line numbers kept, never guessed. Lines from mpirun ``--tag-output`` (``[1,0]<stdout>:``)
-and with a ``[date time]`` prefix are read too.
+NCCL's own ``host:pid:tid [dev] [file:line] NCCL LEVEL`` is found wherever it starts in a line:
+after any prefix a launcher or collector adds (timestamps, ``[1,0]<stdout>:``, ``0: ``, pod names,
+syslog), and several times in one line when ranks' output ran together. Any other NCCL line is
+*skipped* (NCCL prints hundreds of kinds; they are counted); a line that starts like one of the
+kinds above but does not fit it, or a record whose "host" is a host other records name with text
+glued before it (``-1gcn151``: an nccl-tests row cut by another rank), is *garbled*: skipped,
+counted and its first line numbers kept, never guessed.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,10 +49,13 @@ WC_STATUS = {
     11: "remote operation error", 12: "transport retry counter exceeded", 13: "RNR retry counter exceeded",
 }  # fmt: skip
 
-_PREFIX = re.compile(
-    r"^(?:\[\d+,\d+\]<std(?:out|err)>:)?(?:\[[0-9: .-]+\]\s*)?"
-    r"(?P<host>[^\s:]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] (?:\S+ )?NCCL (?P<level>INFO|WARN|TRACE|ABORT) "
-    r"(?P<msg>.*?)\s*$"
+# NCCL's own ``host:pid:tid [dev] [file:line] NCCL LEVEL`` wherever it starts in a line: after any prefix a
+# launcher or collector adds (ISO/RFC 3339 timestamps, ``[1,0]<stdout>:``, ``0: ``, ``[155] ``, pod names,
+# syslog, CloudWatch's ``| ... |``), at the start of the line or after a space, ``]``, ``>``, ``|``, ``:`` or
+# ``,``. Bounded repeats keep the scan linear in the line's length.
+_CORE = re.compile(
+    r"(?:^|(?<=[\s\]>|:,]))(?P<host><[^\s<>]{1,64}>|[^\s:\[\]<>|]{1,255}):(?P<pid>\d{1,10}):(?P<tid>\d{1,10}) "
+    r"\[(?P<dev>\d{1,4})\] (?:\S{1,200} )?NCCL (?P<level>INFO|WARN|TRACE|ABORT) "
 )
 _INIT = re.compile(r"^ncclCommInitRank comm 0x[0-9a-f]+ rank (\d+) nranks (\d+) cudaDev (\d+)"
                    r"(?: nvmlDev \d+)? busId ([0-9a-fA-F]+)")
@@ -55,7 +67,7 @@ _BOOTSTRAP = re.compile(r"^Bootstrap ?: Using ([^\s:]+):([^\s<]+)<\d+>")
 _NETWORK = re.compile(r"^Using network (.+)$")
 _NO_IB = re.compile(r"^NET/IB ?: No device found")
 _CHANNEL = re.compile(r"^(?:Channel (\d+)(?:/\d+)? : (\d+)\[([0-9a-fx]+)\] -> (\d+)\[([0-9a-fx]+)\]"
-                      r"|Ring (\d+) : (\d+) -> (\d+))(?: \[(send|receive)\])? via (.+)$")
+                      r"|Ring (\d+) : (\d+)(?:\[[0-9a-fx]+\])? -> (\d+)(?:\[[0-9a-fx]+\])?)(?: \[(send|receive)\])? via (.+)$")
 _NET_VIA = re.compile(r"^NET/(.+?)/(\d+)(?:\((\d+)\))?((?:/[A-Za-z]+)*)$")
 _COMPLETION = re.compile(r"NET/IB[^:]*?: ?Got completion from peer ([^\s<]+)(?:<(\d+)>)? with (.*)$")
 _STATUS = re.compile(r"(?:status=(?:[A-Z_]+\()?(\d+)|error (\d+))")
@@ -64,7 +76,13 @@ _DIRECTION = re.compile(r"\((Send|Recv)\)")
 _LOCAL_GID = re.compile(r"localGid ([0-9a-fA-F:.]+)")
 _REMOTE_GID = re.compile(r"remoteGids ?([0-9a-fA-F:.]+)")
 _HCA = re.compile(r"\bhca ([^\s,]+)")
-_ASYNC = re.compile(r"NET/IB ?: ([^\s:]+):(\d+) (?:Got )?async (?:fatal )?event(?: on [^:]+)? ?: (.+)$")
+# ``NET/IB : mlx5_0:1 Got async event : port error``, ``NET/IB : mlx5_1:1 async fatal event on QP (0x...): ...``
+# and older NCCL's ``NET/IB : Got async event : local catastrophic error`` (no device named).
+_ASYNC = re.compile(r"NET/IB ?: (?:([^\s:]+):(\d+) )?(?:Got )?async (?:fatal )?event(?: on ([^:]{1,80}))? ?: (.+)$")
+_GDR_OFF = re.compile(r"^NET/IB ?: GPU Direct RDMA Disabled for HCA (\d+) '([^']+)'")
+# A WARN line about the network that no kind above reads (``NET/OFI Request ... completed with error``,
+# ``communicator encountered a fatal error``, ``Net : Connection closed by remote peer``): still an error line.
+_NET_WARN = re.compile(r"NET/|\bNet :|\bibv_|\b(?:IB|RoCE)\b|fatal|[Cc]onnection (?:closed|refused|reset)|network error")
 _WATCHDOG = re.compile(r"\[Rank (\d+)\] Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(\d+), "
                        r"OpType=(\w+)")
 _LOOKS_LIKE = ("Got completion from peer", " via ", "ncclCommInitRank comm", "Watchdog caught")
@@ -170,12 +188,29 @@ class NetError:
 
 @dataclass(frozen=True)
 class NicEvent:
-    """An asynchronous event NCCL got from a local NIC port (``port error``, ``local catastrophic error``)."""
+    """An asynchronous event NCCL got from a local NIC port (``port error``, ``local catastrophic error``,
+    a queue pair's fatal event). Older NCCL names no device (``device`` and ``port`` None); ``qp`` is set
+    when the event is on one queue pair (``QP (0x...)``) rather than the port or the device."""
 
     host: str
-    device: str
-    port: int
+    device: str | None
+    port: int | None
     event: str
+    at: Where
+    qp: str | None = None
+
+    @property
+    def catastrophic(self) -> bool:
+        return "catastrophic" in self.event
+
+
+@dataclass(frozen=True)
+class NetWarning:
+    """A WARN line about the network that is none of the kinds above: kept as it was printed."""
+
+    host: str
+    pid: int
+    message: str
     at: Where
 
 
@@ -206,12 +241,20 @@ class NcclDebugLog:
     connections: list[Connection] = field(default_factory=list)
     errors: list[NetError] = field(default_factory=list)
     nic_events: list[NicEvent] = field(default_factory=list)
+    net_warnings: list[NetWarning] = field(default_factory=list)
+    gdr_disabled: list[tuple[str, str, Where]] = field(default_factory=list)  # (host, HCA, where)
     watchdogs: list[Watchdog] = field(default_factory=list)
 
     @property
     def decoded(self) -> int:
         return (len(self.ranks) + len(self.nets) + len(self.networks) + len(self.no_ib) + len(self.connections)
-                + len(self.errors) + len(self.nic_events) + len(self.watchdogs))
+                + len(self.errors) + len(self.nic_events) + len(self.net_warnings) + len(self.gdr_disabled)
+                + len(self.watchdogs))
+
+    @property
+    def error_lines(self) -> int:
+        """Lines that say the network failed: completion errors, NIC events and other network WARN lines."""
+        return len(self.errors) + len(self.nic_events) + len(self.net_warnings)
 
     @property
     def hosts(self) -> list[str]:
@@ -272,10 +315,28 @@ def _error(rest: str, m: re.Match[str], host: str, pid: int, dev: int, at: Where
                     hca.group(1) if hca else None, at)  # fmt: skip
 
 
+def _records(line: str) -> list[re.Match[str]]:
+    """Where NCCL records start in one line (several when ranks' output ran together)."""
+    if "NCCL " not in line:
+        return []
+    return list(_CORE.finditer(line))
+
+
+def _spliced(host: str, seen: Counter[str]) -> bool:
+    """Whether ``host`` is another line's tail glued before a host that more records name (``-1gcn151``)."""
+    return any(len(host) > len(k) and host.endswith(k) and n > seen[host] for k, n in seen.items())
+
+
 def parse_nccl_debug(text: str, source: str = "nccl-debug") -> NcclDebugLog:
     """Parse one NCCL_DEBUG log (see the module docstring); never raises on a line it does not know."""
     log = NcclDebugLog(source)
-    for i, raw in enumerate(text.splitlines(), 1):
+    lines = text.splitlines()
+    found = [_records(raw) for raw in lines]
+    # A record whose "host" is a host other records name more often with text glued before it is a
+    # splice of two ranks' output (an nccl-tests row cut by another rank's line), not a host.
+    seen = Counter(m["host"] for ms in found for m in ms)
+    spliced = {h for h in seen if _spliced(h, seen)}
+    for i, (raw, records) in enumerate(zip(lines, found, strict=True), 1):
         log.lines += 1
         line = raw.rstrip()
         at = Where(source, i, line)
@@ -283,54 +344,70 @@ def parse_nccl_debug(text: str, source: str = "nccl-debug") -> NcclDebugLog:
         if w:
             log.watchdogs.append(Watchdog(int(w.group(1)), int(w.group(2)), w.group(3), at))
             continue
-        p = _PREFIX.match(line)
-        if not p:
+        if not records:
             if any(k in line for k in _LOOKS_LIKE):
                 _garble(log, i)
             else:
                 log.skipped += 1
             continue
-        log.nccl_lines += 1
-        host, pid, dev, msg = p.group("host"), int(p.group("pid")), int(p.group("dev")), p.group("msg")
-        if (m := _INIT.match(msg)) or (c := _COMM.match(msg)):
-            if m:
-                log.ranks.append(RankInfo(int(m.group(1)), int(m.group(2)), host, pid, int(m.group(3)),
-                                          m.group(4).lower(), at))
-            else:
-                log.ranks.append(RankInfo(int(c.group(1)), int(c.group(2)), host, pid, dev, None, at))
-        elif m := _CHANNEL.match(msg):
-            conn = _connection(m, host, pid, dev, at)
-            if conn is None:
-                _garble(log, i)
-            else:
-                log.connections.append(conn)
-        elif m := _COMPLETION.search(msg):
-            err = _error(msg, m, host, pid, dev, at)
-            if err is None:
-                _garble(log, i)
-            else:
-                log.errors.append(err)
-        elif m := _NET_USING.match(msg):
-            nets = _nets(m, host, pid, at)
-            if nets is None:
+        for n, p in enumerate(records):
+            end = records[n + 1].start() if n + 1 < len(records) else len(line)
+            if p["host"] in spliced:
                 _garble(log, i)
                 continue
-            log.nets.append(nets)
-            if nets.oob_ip:
-                log.addresses.setdefault(nets.oob_ip, (host, at))
-        elif m := _BOOTSTRAP.match(msg):
-            log.addresses.setdefault(m.group(2), (host, at))
-        elif m := _NETWORK.match(msg):
-            log.networks.append((host, m.group(1).strip(), at))
-        elif _NO_IB.match(msg):
-            log.no_ib.append((host, at))
-        elif m := _ASYNC.search(msg):
-            log.nic_events.append(NicEvent(host, m.group(1), int(m.group(2)), m.group(3).strip(), at))
-        elif any(k in msg for k in _LOOKS_LIKE[:3]) and msg.startswith(("Channel", "Ring", "NET/", "ncclComm")):
+            log.nccl_lines += 1
+            msg = line[p.end():end].strip()
+            _read_record(log, p["host"], int(p["pid"]), int(p["dev"]), p["level"], msg, at)
+    return log
+
+
+def _read_record(log: NcclDebugLog, host: str, pid: int, dev: int, level: str, msg: str, at: Where) -> None:
+    """One NCCL record (``msg``: what follows ``NCCL LEVEL``) into the log's lists."""
+    i = at.line_no
+    if (m := _INIT.match(msg)) or (c := _COMM.match(msg)):
+        if m:
+            log.ranks.append(RankInfo(int(m.group(1)), int(m.group(2)), host, pid, int(m.group(3)),
+                                      m.group(4).lower(), at))
+        else:
+            log.ranks.append(RankInfo(int(c.group(1)), int(c.group(2)), host, pid, dev, None, at))
+    elif m := _CHANNEL.match(msg):
+        conn = _connection(m, host, pid, dev, at)
+        if conn is None:
             _garble(log, i)
         else:
-            log.skipped += 1
-    return log
+            log.connections.append(conn)
+    elif m := _COMPLETION.search(msg):
+        err = _error(msg, m, host, pid, dev, at)
+        if err is None:
+            _garble(log, i)
+        else:
+            log.errors.append(err)
+    elif m := _NET_USING.match(msg):
+        nets = _nets(m, host, pid, at)
+        if nets is None:
+            _garble(log, i)
+            return
+        log.nets.append(nets)
+        if nets.oob_ip:
+            log.addresses.setdefault(nets.oob_ip, (host, at))
+    elif m := _BOOTSTRAP.match(msg):
+        log.addresses.setdefault(m.group(2), (host, at))
+    elif m := _NETWORK.match(msg):
+        log.networks.append((host, m.group(1).strip(), at))
+    elif _NO_IB.match(msg):
+        log.no_ib.append((host, at))
+    elif m := _GDR_OFF.match(msg):
+        log.gdr_disabled.append((host, m.group(2), at))
+    elif m := _ASYNC.search(msg):
+        qp = m.group(3).strip() if m.group(3) else None
+        log.nic_events.append(NicEvent(host, m.group(1), int(m.group(2)) if m.group(2) else None,
+                                       m.group(4).strip(), at, qp))
+    elif level == "WARN" and _NET_WARN.search(msg) and not msg.startswith("Call to ibv_get_async_event"):
+        log.net_warnings.append(NetWarning(host, pid, msg, at))
+    elif any(k in msg for k in _LOOKS_LIKE[:3]) and msg.startswith(("Channel", "Ring", "NET/", "ncclComm")):
+        _garble(log, i)
+    else:
+        log.skipped += 1
 
 
 def read_nccl_debug(path: str | Path) -> NcclDebugLog:

@@ -101,3 +101,107 @@ def test_empty_undecodable_and_foreign_files_are_one_error_naming_the_file(tmp_p
         read_nccl_debug(foreign)
     with pytest.raises(FabricdocError, match="no-such"):
         read_nccl_debug(tmp_path / "no-such.log")
+
+
+# -- every real shape (issue 27): prefixes, events without a device, old error spellings, fallbacks ------
+def _case(name: str) -> Path:
+    (path,) = [p for p in (DATA / name).iterdir() if p.name != "README.md"]
+    return path
+
+
+@pytest.mark.parametrize(
+    ("case", "host", "what"),
+    [
+        # mpirun --timestamp-output --tag-output: '2019-06-02T16:13:44.884Z: [1,12]<stdout>:host:pid:tid [0] ...'
+        ("real_nccl_issue230_mpirun_timestamp_tag_output_catastrophic", "container-e275-1553839402050-12124-01-000057",
+         "nic_events"),
+        # a collector's local time and NCCL's own '[2025-11-09 07:39:30]' before the host
+        ("real_nccl_issue1905_double_timestamp_qp_fatal_status4_vendor83", "h100-28", "errors"),
+        ("real_sichek_issue44_bracket_timestamp_netib_hca_status12",
+         "test-ys-512-scaling-test-0104-1504-a7de2925-master-0", "errors"),
+        # Kubernetes' RFC 3339 nanosecond time
+        ("real_vllm_issue9193_k8s_rfc3339nano_prefix_socket_fallback", "lax-ai-vllm-model-78d9c658c8-qlw8z", "no_ib"),
+        ("real_nccl_issue302_bracket_rank_prefix_ib_roce_mix", "crow-ib-new-nccl-256-info-19", "nets"),
+        ("real_nccl_issue1713_mpirun_tag_output_roce_2.27", "aiplatform-wlf2-ge78-72", "nets"),
+        ("real_awsk8stester_pr464_mpijob_indented_tag_output_socket", "multi-node-nccl-test-worker-0", "connections"),
+        # CloudWatch's table: '  | 2024-11-28T07:42:11.527Z | algo-1:17779:17852 [6] NCCL INFO ...'
+        ("real_awsofinccl_issue715_cloudwatch_table_prefix_ofi_init", "algo-1", None),
+    ],
+)
+def test_any_prefix_before_nccls_own_host_pid_tid_is_read(case, host, what):
+    log = read_nccl_debug(_case(case))
+    printed = sum(ln.count(" NCCL INFO ") + ln.count(" NCCL WARN ") for ln in _case(case).read_text().splitlines())
+    assert log.nccl_lines + len(log.garbled) == printed, "NCCL's lines behind the prefix are read, not skipped"
+    seen = {r.host for r in log.ranks} | {c.host for c in log.connections} | {n.host for n in log.nets}
+    seen |= {e.host for e in log.errors} | {e.host for e in log.nic_events} | {h for h, _ in log.no_ib}
+    seen |= {w.host for w in log.net_warnings}
+    assert host in seen or what is None
+    if what is not None:
+        assert getattr(log, what), f"no {what} read"
+    assert not any(h.startswith(("20", "[", "|")) for h in seen)  # no prefix taken for a host
+
+
+def test_older_nccls_async_events_without_a_device_are_read():
+    # NCCL 2.7-2.8 transport/net_ib.cc:93: 'NET/IB : Got async event : port error', no device named.
+    log = read_nccl_debug(_case("real_litllama_issue380_netib_port_error_no_device"))
+    assert len(log.nic_events) == 8 and log.error_lines == 8
+    assert all(e.device is None and e.port is None and e.event == "port error" for e in log.nic_events)
+    cat = read_nccl_debug(_case("real_nccl_issue230_mpirun_timestamp_tag_output_catastrophic"))
+    assert cat.nic_events and all(e.catastrophic and e.device is None for e in cat.nic_events)
+
+
+def test_queue_pair_fatal_events_name_the_device_and_the_qp():
+    log = read_nccl_debug(_case("real_nccl_issue1919_qp_async_fatal_invalid_request"))
+    (e,) = log.nic_events
+    assert (e.device, e.port, e.qp) == ("mlx5_1", 1, "QP (0x7309dc3bb338)")
+    assert e.event == "invalid request local work queue error"
+    both = read_nccl_debug(_case("real_nccl_issue1905_double_timestamp_qp_fatal_status4_vendor83"))
+    assert [(e.device, e.qp is not None) for e in both.nic_events] == [("mlx5_ib0", True)]
+    (err,) = both.errors
+    assert (err.status, err.vendor_err, err.direction, err.hca, err.peer_ip) == (4, 83, "Send", "mlx5_ib0",
+                                                                                  "172.16.12.34")
+    # 'communicator encountered a fatal error (detected in ncclIbTest)' is kept as a network warning
+    assert any("fatal error" in w.message for w in both.net_warnings)
+
+
+@pytest.mark.parametrize(
+    ("case", "statuses", "vendor"),
+    [
+        ("real_nccl_issue928_ib_linklocal_peer_error4_vendor81", {4}, 81),  # 'with error 4, opcode ..., vendor err 81'
+        ("real_nccl_issue1737_ibext_error5_vendor249_flushed", {5}, 249),
+        ("real_nccl_issue1698_netib_hca_suffix_status12_then_5", {12}, 129),
+    ],
+)
+def test_completion_errors_in_every_spelling(case, statuses, vendor):
+    log = read_nccl_debug(_case(case))
+    assert log.errors and {e.status for e in log.errors} == statuses
+    assert {e.vendor_err for e in log.errors} == {vendor}
+
+
+def test_ipoib_link_local_peer_is_kept_whole_for_the_port_guid():
+    log = read_nccl_debug(_case("real_nccl_issue928_ib_linklocal_peer_error4_vendor81"))
+    assert log.errors[0].peer_ip == "fe80::966d:ae03:8b:df78%ib0"
+
+
+def test_gdr_disabled_and_socket_fallbacks_are_read():
+    roce = read_nccl_debug(_case("real_nccl_issue1537_roce_gdr_disabled_for_hca"))
+    assert [(h, hca) for h, hca, _ in roce.gdr_disabled] == [("hostname1", "mlx5_0"), ("hostname1", "mlx5_1")]
+    plain = read_nccl_debug(_case("real_nccl_issue899_gdr_disabled_no_module_netib_plain"))
+    assert plain.gdr_disabled and plain.connections and not any(c.gdr for c in plain.connections if c.is_net)
+    aws = read_nccl_debug(_case("real_nccl_issue226_aws_2019_ib_no_device_socket"))
+    assert len(aws.no_ib) == 8 and {n.net for n in aws.nets} == {"Socket"}
+    single = read_nccl_debug(_case("real_nccltests_issue291_no_libibverbs_socket_single"))
+    assert [n for _, n, _ in single.networks] == ["Socket"]
+
+
+def test_two_ranks_output_run_together_is_garbled_not_a_host():
+    # vllm #9193 line 2: '... cudaDev 1 nvmlax-ai-vllm-...:273:273 [3] NCCL INFO cudaDriverVersion 12040'
+    log = read_nccl_debug(_case("real_vllm_issue9193_k8s_rfc3339nano_prefix_socket_fallback"))
+    assert 2 in log.garbled
+    assert log.hosts == ["lax-ai-vllm-model-78d9c658c8-qlw8z"]
+
+
+def test_a_megabyte_line_is_read_in_linear_time():
+    line = "2026-12-05T07:00:00Z " + "a" * 2_000_000 + " host:1:2 [0] NCCL WARN NET/IB : Got async event : port error"
+    log = parse_nccl_debug(line + "\n" + ":" * 2_000_000 + "\n", "big")
+    assert [e.event for e in log.nic_events] == ["port error"]
