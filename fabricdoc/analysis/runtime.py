@@ -5,12 +5,18 @@
 
 * every failed work completion (``Got completion from peer ... status=12``) is one
   :class:`PairResult` between the two host NIC ports with status ``hung`` and test
-  ``nccl-debug`` (both directions: a reliable connection's data and acks cross both), and
-  every inter-host connection NCCL set up that no error names is a passing one. Tomography
-  then blames the cable (or switch port) common to the failing pairs through today's routes,
-  exactly as for slow bandwidth tests. A job that died early has few passing connections, so
-  the suspect may stay shared with its equally likely neighbours (the report says so).
-* every inter-host connection's transport is a :class:`TransportUse`.
+  ``nccl-debug``, and every inter-host connection NCCL set up that no error names is a passing
+  one. A reliable connection fails when its data path or its acknowledgements' path crosses a
+  broken cable, and carried traffic over both when it worked, so the test is bidirectional
+  (:data:`fabricdoc.model.paths.BIDIRECTIONAL_TESTS`): tomography blames the cables the failing
+  connections' two paths share and clears those of working ones, exactly as for slow bandwidth
+  tests (a fabric cable first where a host's own cable explains the same failures). A job that
+  died early has few passing connections, so the suspect may stay shared with its equally likely
+  neighbours (the report says so).
+* every inter-host connection's transport is a :class:`TransportUse`;
+* every other line that says the network failed (a NIC's async event, a completion error whose
+  ends cannot be told, another network WARN line) is a :class:`NetErrorLine`, on the NIC port
+  when the line or the host tells it.
 
 Which NIC ports a connection used, by the first rule that applies: an InfiniBand GID
 (``fe80::<port GUID>``) names the port itself; else the HCA NCCL names (``hca mlx5_1``, or
@@ -24,7 +30,10 @@ whose ends cannot be told is not guessed: it is counted in a ``warning`` probe r
 :func:`runtime_findings` makes ``host_config`` findings (kind ``host``) from the transports: a
 host whose inter-host traffic went over ``NET/Socket`` (TCP) is an error, one whose IB/RoCE
 connections ran without GPUDirect RDMA (no ``/GDRDMA``; every NCCL rank is a GPU) a warning;
-neither is a fabric fault. It also adds the failing log lines to the cable findings they explain.
+neither is a fabric fault. It also adds the failing log lines to the cable findings they explain,
+makes a failed connection nothing explains a warning (``nccl_error``), and turns the error lines into
+findings: a ``local catastrophic error`` is the NIC's (``nic_firmware``, error), every other one an
+``nccl_error`` warning on the NIC or host. A log that holds an error line is never ``pass``.
 """
 
 from __future__ import annotations
@@ -36,13 +45,26 @@ from collections import defaultdict
 
 from fabricdoc.errors import TopologyError
 from fabricdoc.fabric.identity import host_nodes
-from fabricdoc.model.evidence import NcclLogEvidence
+from fabricdoc.model.evidence import NcclLogEvidence, SlowPairsEvidence
 from fabricdoc.model.findings import Finding
 from fabricdoc.model.ib import guid_id
-from fabricdoc.model.records import Observations, PairResult, PortRef, ProbeRun, TransportUse
+from fabricdoc.model.records import (
+    NetErrorLine,
+    Observations,
+    PairResult,
+    PortRef,
+    ProbeRun,
+    TransportUse,
+)
 from fabricdoc.model.severity import Severity
 from fabricdoc.model.topology import Fabric
-from fabricdoc.sources.nccl_debug import Connection, NcclDebugLog, NetError, parse_nccl_debug
+from fabricdoc.sources.nccl_debug import (
+    Connection,
+    NcclDebugLog,
+    NetError,
+    NicEvent,
+    parse_nccl_debug,
+)
 
 TEST = "nccl-debug"
 _WHERE = re.compile(r"^(.*?):(\d+): (.*)$")
@@ -79,7 +101,9 @@ class _Job:
         self.by_guid: dict[str, PortRef] = {}
         for node in fabric.hosts():
             ports = fabric.host_ports(node.id)
-            if node.guid and ports:
+            # A node GUID names the port only on a node of one port (each port of a multi-port HCA
+            # has its own port GUID, which a fabric built from node GUIDs does not know).
+            if node.guid and len(ports) == 1:
                 with contextlib.suppress(ValueError):
                     self.by_guid[guid_id(node.guid)] = ports[0]
 
@@ -89,11 +113,17 @@ class _Job:
 
     def nic(self, host: str, name: str, port: int | None) -> PortRef | None:
         """The fabric port of ``host``'s HCA ``name`` (its label ``<host> <name>``), or its only port."""
-        for nid in host_nodes(self.fabric, host):
+        nodes = host_nodes(self.fabric, host)
+        for nid in nodes:
             words = self.fabric.label(nid).split()
             ports = self.fabric.host_ports(nid)
             if len(words) > 1 and words[1] == name and ports:
                 return next((p for p in ports if p.port == port), ports[0])
+        if len(nodes) == 1 and port is not None and len(self.fabric.label(nodes[0]).split()) == 1:
+            # One node of several ports named only by its host: NCCL's ``mlx5_1:2`` is its port 2.
+            found = [p for p in self.fabric.host_ports(nodes[0]) if p.port == port]
+            if len(found) == 1:
+                return found[0]
         return self.only_port(host)  # a host of one NIC port: whatever NCCL calls it
 
     def only_port(self, host: str) -> PortRef | None:
@@ -110,16 +140,22 @@ class _Job:
         return self.only_port(host)
 
     def gid_port(self, gid: str | None) -> PortRef | None:
-        """The port an InfiniBand GID (``fe80::`` subnet prefix + port GUID) names, if in the fabric."""
+        """The port an InfiniBand GID (``fe80::`` subnet prefix + port GUID) names, if in the fabric; also
+        an IPoIB link-local peer address (``fe80::966d:ae03:8b:df78%ib0``: the GUID with its
+        universal/local bit flipped, as IPv6 forms interface ids)."""
         if not gid:
             return None
         try:
-            addr = ipaddress.IPv6Address(gid)
+            addr = ipaddress.IPv6Address(gid.split("%", 1)[0])
         except ValueError:
             return None
         if addr.ipv4_mapped is not None or not gid.lower().startswith("fe80:"):
             return None  # RoCE GIDs carry an IP address, not a port GUID
-        return self.by_guid.get(f"0x{int(addr) & ((1 << 64) - 1):016x}")
+        low = int(addr) & ((1 << 64) - 1)
+        for guid in (low, low ^ (0x02 << 56)) if "%" in gid else (low,):
+            if (port := self.by_guid.get(f"0x{guid:016x}")) is not None:
+                return port
+        return None
 
 
 def _net_devs(job: _Job, host: str, pid: int) -> set[int]:
@@ -137,7 +173,7 @@ def _error_ports(job: _Job, err: NetError) -> tuple[PortRef | None, PortRef | No
         devs = _net_devs(job, err.host, err.pid)
         dev = next(iter(devs)) if len(devs) == 1 else None
         local = job.device_port(err.host, err.pid, dev) if dev is not None else job.only_port(err.host)
-    remote = job.gid_port(err.remote_gid)
+    remote = job.gid_port(err.remote_gid) or job.gid_port(err.peer_ip)
     peer = job.addresses.get(err.peer_ip)
     if remote is None and peer is not None:
         remote = job.device_port(peer, None, dev) if dev is not None else job.only_port(peer)
@@ -161,6 +197,33 @@ def _connection_ports(job: _Job, c: Connection, receivers: dict[tuple, Connectio
     return local, remote
 
 
+def _event_kind(ev: NicEvent) -> str:
+    if ev.catastrophic:
+        return "catastrophic"
+    if ev.qp is not None:
+        return "qp_fatal"
+    return "port_error" if ev.event.startswith("port error") else "event"
+
+
+EVENT_REASONS = {
+    "catastrophic": "the NIC reported a fatal device error (local catastrophic error): it stopped working",
+    "port_error": "the NIC port's link went down during the job (port error)",
+    "qp_fatal": "a queue pair failed on this NIC",
+    "event": "the NIC reported an error event",
+}
+
+
+def _event_reason(ev: NicEvent) -> str:
+    where = f" on {ev.qp}" if ev.qp else ""
+    return f"{EVENT_REASONS[_event_kind(ev)]}: {ev.event}{where}"
+
+
+def _error_line(fabric: Fabric, host: str, kind: str, reason: str, at, port: PortRef | None) -> NetErrorLine:
+    nodes = host_nodes(fabric, host)
+    node = port.node if port is not None else (nodes[0] if len(nodes) == 1 else None)
+    return NetErrorLine(host, kind, reason, at.source, at.line_no, at.line[:400], node, port)
+
+
 def observations_from_nccl_debug(fabric: Fabric, logs: list[NcclDebugLog]) -> Observations:
     """Failed and working inter-host connections as pair results, transports as records (module docstring)."""
     job = _Job(fabric, logs)
@@ -172,6 +235,8 @@ def observations_from_nccl_debug(fabric: Fabric, logs: list[NcclDebugLog]) -> Ob
             local, remote, why = _error_ports(job, err)
             if local is None or remote is None:
                 unmapped.append(f"{err.at.source}:{err.at.line_no}: {why}")
+                obs.net_errors.append(_error_line(fabric, err.host, "completion", f"connection failed: {err.reason}; "
+                                                  f"{why}", err.at, local or job.only_port(err.host)))
                 continue
             key = frozenset((local, remote))
             if key not in failed:
@@ -200,6 +265,14 @@ def observations_from_nccl_debug(fabric: Fabric, logs: list[NcclDebugLog]) -> Ob
         if key not in failed and key not in passed:
             passed[key] = PairResult(src=ends[0], dst=ends[1], status="ok", busbw_gbps=None, test=TEST)
     for log in logs:
+        for ev in log.nic_events:
+            port = job.nic(ev.host, ev.device, ev.port) if ev.device else job.only_port(ev.host)
+            obs.net_errors.append(_error_line(fabric, ev.host, _event_kind(ev), _event_reason(ev), ev.at, port))
+        for w in log.net_warnings:
+            obs.net_errors.append(_error_line(fabric, w.host, "warning", "NCCL warned of a network failure", w.at,
+                                              job.only_port(w.host)))
+        for host, hca, at in log.gdr_disabled:
+            obs.transports.append(TransportUse(host, None, f"NET/IB ({hca})", False, at.source, at.line_no, at.line))
         for host, at in log.no_ib:
             obs.transports.append(TransportUse(host, None, "NET/Socket", False, at.source, at.line_no, at.line))
         for host, network, at in log.networks:
@@ -214,8 +287,6 @@ def observations_from_nccl_debug(fabric: Fabric, logs: list[NcclDebugLog]) -> Ob
             w = log.watchdogs[0]
             notes.append(f"{len(log.watchdogs)} watchdog timeouts (rank {w.rank} {w.op} seq {w.seq}, line "
                          f"{w.at.line_no}): a timeout names no connection")
-        for ev in log.nic_events[:3]:
-            notes.append(f"{ev.host} {ev.device}:{ev.port} {ev.event} (line {ev.at.line_no})")
         mine = [u for u in unmapped if u.startswith(f"{log.source}:")]
         if mine:
             notes.append(f"{len(mine)} failed connections not mapped to NIC ports ({mine[0]})")
@@ -254,17 +325,22 @@ def _host_config(fabric: Fabric, transports: list[TransportUse]) -> list[Finding
     return out
 
 
+def _crosses(fabric: Fabric, p: PairResult, ends: set[tuple[str, int]]) -> bool:
+    """Whether a connection's data path or its acknowledgements' path crosses the cable with ``ends``."""
+    try:
+        paths = (fabric.path(p.src, p.dst), fabric.path(p.dst, p.src))
+    except TopologyError:
+        return False
+    return any({tuple(k.a), tuple(k.b)} == ends for path in paths for k in path)
+
+
 def _log_lines_on(fabric: Fabric, f: Finding, failing: list[PairResult]) -> list[NcclLogEvidence]:
     if f.kind not in ("link", "nic", "port") or len(f.node_ids) != 2 or not f.endpoints:
         return []
     ends = {(nid, int(port)) for nid, (_, port) in zip(f.node_ids, f.endpoints, strict=True)}
     out = []
     for p in failing:
-        try:
-            path = fabric.path(p.src, p.dst)
-        except TopologyError:
-            continue
-        if not any({tuple(k.a), tuple(k.b)} == ends for k in path):
+        if not _crosses(fabric, p, ends):
             continue
         m = _WHERE.match(p.error or "")
         if not m:
@@ -278,11 +354,71 @@ def _log_lines_on(fabric: Fabric, f: Finding, failing: list[PairResult]) -> list
     return out
 
 
+NCCL_ERROR = "nccl_error"  # the fault NCCL RAS gives an error on a host's rank, too
+
+
+def _unexplained_failures(fabric: Fabric, findings: list[Finding], failing: list[PairResult]) -> None:
+    """A failed connection that no named part explains is said as a warning, never an ``info`` footnote:
+    the job's own log says the network failed there. Tomography's ``slow_unexplained`` finding for it
+    becomes an ``nccl_error`` warning with the log line (changed in place)."""
+    by_ends = {frozenset((p.src, p.dst)): p for p in failing}
+    for f in findings:
+        if f.fault != "slow_unexplained" or f.kind != "pair":
+            continue
+        samples = [s for e in f.evidence_of(SlowPairsEvidence) for s in e.slow_pairs]
+        if not samples or any(s.status != "hung" for s in samples):
+            continue
+        ends = [PortRef(nid, port) for nid, (_, port) in zip(f.node_ids, f.endpoints or [], strict=False)]
+        p = by_ends.get(frozenset(ends))
+        if p is None:
+            continue
+        f.fault, f.severity = NCCL_ERROR, Severity.WARNING
+        f.evidence = [e for e in (_line_evidence(fabric, p),) if e is not None] + f.evidence
+        f.component = ""
+        f.__post_init__()
+
+
+def _line_evidence(fabric: Fabric, p: PairResult) -> NcclLogEvidence | None:
+    m = _WHERE.match(p.error or "")
+    if not m:
+        return None
+    parsed = parse_nccl_debug(m.group(3), m.group(1)).errors
+    host = parsed[0].host if parsed else fabric.label(p.src.node)
+    reason = f"connection failed: {parsed[0].reason}" if parsed else "connection failed"
+    return _evidence(m.group(3), m.group(1), int(m.group(2)), host, reason + "; no named part explains it")
+
+
+def _error_line_findings(fabric: Fabric, lines: list[NetErrorLine]) -> list[Finding]:
+    """One finding per NIC port (or host, when the line names no port) and fault: a catastrophic
+    device error is the NIC's (``nic_firmware``, error); every other line says only that NCCL saw
+    the network fail there (``nccl_error``, warning): never a cable, never a drain on its own."""
+    groups: dict[tuple, list[NetErrorLine]] = defaultdict(list)
+    for e in lines:
+        fault = "nic_firmware" if e.kind == "catastrophic" else NCCL_ERROR
+        groups[(e.port, e.node if e.port is None else None, e.host if e.port is None and e.node is None else None,
+                fault)].append(e)
+    out = []
+    for (port, node, _host, fault), items in groups.items():
+        severity = Severity.ERROR if fault == "nic_firmware" else Severity.WARNING
+        evidence = [_evidence(e.line, e.source, e.line_no, e.host, e.reason) for e in items[:5]]
+        if port is not None:
+            out.append(Finding("", "nic", f"{fabric.label(port.node)} port {port.port}", fault, severity, 0.8,
+                               evidence, None, [port.node]))  # type: ignore[arg-type]
+        else:
+            name = items[0].host
+            ids = host_nodes(fabric, name) or ([node] if node else [name])
+            out.append(Finding("", "host", name, fault, severity, 0.6, evidence, None, ids))  # type: ignore[arg-type]
+    return out
+
+
 def runtime_findings(fabric: Fabric, obs: Observations, findings: list[Finding]) -> list[Finding]:
-    """``host_config`` findings from the transports NCCL used; adds the failing log lines to the
-    cable findings (``findings``, changed in place) they explain. Returns the new findings."""
+    """``host_config`` findings from the transports NCCL used, and findings from the NCCL error lines
+    no connection placed; adds the failing log lines to the cable findings (``findings``, changed in
+    place) they explain, and makes a failed connection nothing explains a warning. Returns the new
+    findings. A log that holds an error line never leaves the verdict ``pass``."""
     failing = [p for p in obs.pairs if p.test == TEST and p.status == "hung"]
     if failing:
         for f in findings:
             f.evidence.extend(_log_lines_on(fabric, f, failing))
-    return _host_config(fabric, obs.transports)
+        _unexplained_failures(fabric, findings, failing)
+    return _host_config(fabric, obs.transports) + _error_line_findings(fabric, obs.net_errors)

@@ -191,14 +191,19 @@ def from_pairs(fabric: Fabric, obs: Observations, judged: TestJudgement, suspect
             considered[key] = tests
     level = {i: math.log(max(1e-9, (relative[i] or 0.0) / shared.get(i, 1.0))) for i in evidence if relative[i]}
     agree = {key: _at_its_cap(covers, level, judged) for key, covers in suspects.items()}
-    first = _cover(evidence, suspects, agree, considered, blame)
+    # A failed connection is explained as well by the fabric cable it crossed as by a host's own cable
+    # when only that host's connections crossed it: the fabric cable is named first (its equal, the
+    # host, an alternative), so a host is drained only when its failures are more than any cable's.
+    fabric_side = {k for k, c in suspects.items() if all(pairs[i].status == "hung" for i in c)
+                   and fabric.nodes[k.a.node].kind != "host" and fabric.nodes[k.b.node].kind != "host"}
+    first = _cover(evidence, suspects, agree, considered, blame, fabric_side)
     # Overlapping faults: a test slower than the named suspects on its path account for (each
     # suspect's own slowdown is its least slow test) has a second fault on its path; the
     # suspects hidden behind the first ones (all their tests crossed them) explain the rest, if
     # every test through them is that much slower (one noisy test does not make a second fault).
     residual = _slower_than_explained(unexplained, first, agree, pairs, paths, judged)
     others = {k: c for k, c in suspects.items() if k not in first and c <= residual}
-    second = _cover(residual, others, agree, considered, blame) if residual else []
+    second = _cover(residual, others, agree, considered, blame, fabric_side) if residual else []
     by_first = set().union(*(suspects[k] for k in first))
     by_second = set().union(*(suspects[k] for k in second))
     left = sorted((unexplained - by_first - by_second) | (residual - by_second))
@@ -403,12 +408,14 @@ def _cap_tolerance(judged: TestJudgement, i: int) -> float:
 
 
 def _cover(remaining: set[int], suspects: dict[LinkKey, set[int]], agree: dict[LinkKey, set[int]],
-           considered: dict[LinkKey, list[int]], blame: dict[LinkKey, Blame]) -> list[LinkKey]:
+           considered: dict[LinkKey, list[int]], blame: dict[LinkKey, Blame],
+           prefer: set[LinkKey] = frozenset()) -> list[LinkKey]:  # type: ignore[assignment]
     """Weighted greedy set cover: the suspects that best explain ``remaining`` slow tests, each scored by
     the slow tests it would newly explain at its cap (:func:`_at_its_cap`) against the tests through it
     that were not slow (:data:`SLOW_WEIGHT`, :data:`HEALTHY_WEIGHT`), plus :data:`KNOWN_BAD` for a cable
     other evidence blames, while that score is positive (ties
-    broken by fewer slow tests far below its cap, other evidence on the cable, how many tests crossed it);
+    broken by fewer slow tests far below its cap, other evidence on the cable, ``prefer`` (a fabric
+    cable over a host's, for failed connections), how many tests crossed it);
     then a suspect whose slow tests the
     others explain too is dropped (the one with the most healthy tests first): a cable some healthy tests
     crossed is not named beside the cables that explain its slow ones."""
@@ -424,7 +431,7 @@ def _cover(remaining: set[int], suspects: dict[LinkKey, set[int]], agree: dict[L
             fits = len(gain & agree[key])
             weight = SLOW_WEIGHT * fits - HEALTHY_WEIGHT * healthy[key] + (KNOWN_BAD if key in blame else 0.0)
             # Ties: fewer slow tests it would explain only below its cap (they need a second fault anyway).
-            score = (weight, fits - len(gain), len(gain), key in blame, len(considered[key]), str(key))
+            score = (weight, fits - len(gain), len(gain), key in blame, key in prefer, len(considered[key]), str(key))
             if best_score is None or score > best_score:
                 best, best_score = key, score
         if best is None or best_score is None or best_score[0] <= 0:

@@ -37,8 +37,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--perfquery", nargs="+", default=[], metavar="FILE", help=PERFQUERY_HELP)
     p.add_argument("--nccl-logs", metavar="DIR", help="directory of nccl-tests logs (sendrecv_perf, all_reduce_perf)")
     p.add_argument("--nccl-debug", nargs="+", default=[], metavar="FILE",
-                   help="a job's NCCL_DEBUG=INFO (or WARN) output, one or more files: its failed connections "
-                   "localize the cable; the transports it used (NET/Socket, no GDRDMA) are host_config findings")
+                   help="a job's NCCL_DEBUG=INFO (or WARN) output, one or more files, any line prefix: its failed "
+                   "connections (data or acknowledgement path) localize the cable, its working ones clear theirs; "
+                   "NIC events and other error lines are findings on that NIC or host (never pass); the transports "
+                   "it used (NET/Socket, no GDRDMA) are host_config findings")
     p.add_argument("--nccl-ras", nargs="+", default=[], metavar="FILE",
                    help="saved `ncclras` output (text, `-f json`, or monitor mode `-m`) of a running job: the hosts "
                    "of missing, dead, failed or out-of-step ranks are placed on the fabric (by name, the fabric's "

@@ -478,11 +478,10 @@ def align(fabric: Fabric, obs: Observations) -> Observations:
             return rec
         return dataclasses.replace(rec, node=nid, port=port)
 
-    # Host-level records (GPUs, host checks, kernel messages, NCCL transports) keep the host's name:
-    # their findings map it onto the fabric's nodes.
-    out = Observations(interval_s=obs.interval_s, probes=list(obs.probes), gpus=list(obs.gpus), extra=dict(obs.extra),
-                       kernel_events=list(obs.kernel_events), host_checks=list(obs.host_checks),
-                       transports=list(obs.transports), ranks=list(obs.ranks))
+    # Host-level records (GPUs, host checks, kernel messages, NCCL transports and error lines, every
+    # field not re-mapped below) keep the host's name: their findings map it onto the fabric's nodes.
+    out = dataclasses.replace(obs, before=[], after=[], states=[], events=[], pairs=[], groups=[],
+                              probes=list(obs.probes), extra=dict(obs.extra))
     for g in obs.groups:  # group tests: every member on the fabric, or the test is dropped like a pair
         members = [node_of(m.node) for m in g.members]
         if any(m is None for m in members):

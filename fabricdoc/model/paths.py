@@ -15,7 +15,10 @@ from fabricdoc.model.topology import Fabric
 
 Channel = tuple[LinkKey, int]
 
-BIDIRECTIONAL_TESTS = frozenset({"all_reduce"})
+# all_reduce loads both directions; a job's NCCL connection (test "nccl-debug") is reliable: its data
+# crosses one direction's path and its acknowledgements the other's, so it fails when either path
+# does and, having carried traffic, clears both.
+BIDIRECTIONAL_TESTS = frozenset({"all_reduce", "nccl-debug"})
 
 
 def is_bidirectional(test: str) -> bool:

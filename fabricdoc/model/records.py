@@ -319,6 +319,26 @@ class TransportUse:
 
 
 @dataclass(frozen=True)
+class NetErrorLine:
+    """A line of a job's NCCL log saying the network failed, other than a failed connection placed on
+    two NIC ports: a NIC's asynchronous event, a completion error whose ends cannot be told, or
+    another network WARN line. ``kind``: ``catastrophic`` (the device failed), ``port_error`` (the
+    port's link went down), ``qp_fatal`` (one queue pair failed), ``event`` (another NIC event),
+    ``completion`` or ``warning``. ``port`` is the NIC port when the line (or the host's only port)
+    tells it; ``node`` the host's fabric node when known. ``line`` is untrusted text.
+    """
+
+    host: str
+    kind: str
+    reason: str
+    source: str
+    line_no: int
+    line: str
+    node: str | None = None
+    port: PortRef | None = None
+
+
+@dataclass(frozen=True)
 class RankSignal:
     """What NCCL's RAS said about one rank or process of a running job (``ncclras``).
 
@@ -362,6 +382,7 @@ class Observations:
     host_checks: list[HostCheck] = field(default_factory=list)
     transports: list[TransportUse] = field(default_factory=list)
     ranks: list[RankSignal] = field(default_factory=list)  # NCCL RAS: lost or out-of-step ranks
+    net_errors: list[NetErrorLine] = field(default_factory=list)  # NCCL: NIC events, unplaced errors
     interval_s: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -371,7 +392,7 @@ class Observations:
         out = cls()
         for part in parts:
             for name in ("before", "after", "states", "events", "pairs", "groups", "probes", "gpus",
-                         "kernel_events", "host_checks", "transports", "ranks"):
+                         "kernel_events", "host_checks", "transports", "ranks", "net_errors"):
                 getattr(out, name).extend(getattr(part, name))
             if part.interval_s is not None:
                 out.interval_s = max(out.interval_s or 0.0, part.interval_s)

@@ -85,3 +85,8 @@ def test_bench_analyze_noise_runs_quick_on_the_64_hca_capture_and_prints_its_tab
         ["0.92", "HDR"], ["0.78", "HDR"]] * 4
     figures = json.loads((tmp_path / "noise.json").read_text())
     assert len(figures["cases"]) == 16 and "verdict" in figures["contradiction"]
+
+
+def test_bench_job_errors_runs_at_its_smallest_size():
+    out = run_bench("bench_job_errors.py", "--cases", "2")
+    assert "named|pinned" in out and "healthy drained" in out and "verdicts:" in out
