@@ -99,13 +99,22 @@ class _Job:
         self.nranks = {n for n, _ in self.rank_host}
         self.host_devices = by_host
         self.by_guid: dict[str, PortRef] = {}
+        # A GID carries the *port* GUID (on ibnetdiscover fabrics often the node GUID + 1, which may be
+        # another HCA's node GUID): port GUIDs first; a node GUID names a port only on a node of one
+        # port whose port GUIDs the fabric does not know.
+        guessed: dict[str, PortRef] = {}
         for node in fabric.hosts():
             ports = fabric.host_ports(node.id)
-            # A node GUID names the port only on a node of one port (each port of a multi-port HCA
-            # has its own port GUID, which a fabric built from node GUIDs does not know).
-            if node.guid and len(ports) == 1:
+            port_guids = node.attrs.get("port_guids") or {}
+            for p in ports:
+                if p.port in port_guids:
+                    with contextlib.suppress(ValueError):
+                        self.by_guid[guid_id(str(port_guids[p.port]))] = p
+            if node.guid and len(ports) == 1 and not port_guids:
                 with contextlib.suppress(ValueError):
-                    self.by_guid[guid_id(node.guid)] = ports[0]
+                    guessed[guid_id(node.guid)] = ports[0]
+        for guid, p in guessed.items():
+            self.by_guid.setdefault(guid, p)
 
     def peer_host(self, rank: int) -> str | None:
         hosts = {self.rank_host[(n, rank)] for n in self.nranks if (n, rank) in self.rank_host}

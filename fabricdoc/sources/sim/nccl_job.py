@@ -62,8 +62,10 @@ def _device(fabric: Fabric, port: PortRef, index: int) -> str:
 
 
 def _gid(fabric: Fabric, port: PortRef) -> str:
-    """The port's InfiniBand GID: the link-local subnet prefix and its node's GUID (0 when it has none)."""
-    value = int(fabric.nodes[port.node].guid or "0", 16)
+    """The port's InfiniBand GID: the link-local subnet prefix and its port GUID (as ibnetdiscover gave
+    it), else its node's GUID (a generated fabric has no port GUIDs), else 0."""
+    node = fabric.nodes[port.node]
+    value = int(str((node.attrs.get("port_guids") or {}).get(port.port) or node.guid or "0"), 16)
     return "fe80::" + ":".join(f"{(value >> s) & 0xFFFF:x}" for s in (48, 32, 16, 0))
 
 

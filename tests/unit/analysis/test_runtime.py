@@ -261,3 +261,16 @@ def test_a_catastrophic_device_error_is_the_nics_and_drains_its_host(demo, tmp_p
     assert (f.kind, f.fault, str(f.severity)) == ("nic", "nic_firmware", "error") and f.node_ids == ["node0007"]
     assert "catastrophic" in f.evidence_of(NcclLogEvidence)[0].reason
     assert {d.node for d in drain_list(demo, findings)} == {"node0007"}
+
+
+def test_a_gid_names_the_port_by_its_port_guid_not_another_hcas_node_guid(capture):
+    # In the real capture node0063's port GUID (0x...40) is node0064's node GUID: a GID is a port GUID.
+    by_label = {capture.label(n.id): n for n in capture.hosts()}
+    a, b = by_label["node0063"], by_label["node0010"]
+    gid = {n.id: "fe80::" + ":".join(f"{(int(n.attrs['port_guids'][1], 16) >> s) & 0xFFFF:x}" for s in (48, 32, 16, 0))
+           for n in (a, b)}
+    line = (f"node0063:1:2 [0] transport/net_ib.cc:2451 NCCL WARN NET/IB : Got completion from peer 10.0.0.9<4> "
+            f"with status=12 opcode=0 len=0 vendor err 129 (Send) localGid {gid[a.id]} remoteGids{gid[b.id]} hca mlx5_0")
+    obs = observations_from_nccl_debug(capture, [parse_nccl_debug(line, "job.log")])
+    (p,) = obs.pairs
+    assert {p.src.node, p.dst.node} == {a.id, b.id} and p.status == "hung"
