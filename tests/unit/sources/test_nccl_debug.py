@@ -205,3 +205,26 @@ def test_a_megabyte_line_is_read_in_linear_time():
     line = "2026-12-05T07:00:00Z " + "a" * 2_000_000 + " host:1:2 [0] NCCL WARN NET/IB : Got async event : port error"
     log = parse_nccl_debug(line + "\n" + ":" * 2_000_000 + "\n", "big")
     assert [e.event for e in log.nic_events] == ["port error"]
+
+
+@pytest.mark.parametrize(
+    "prefix",
+    [
+        "0: ",  # srun --label
+        "12: ",
+        "May  2 10:11:12 gpu017 python[3468]: ",  # syslog / journald short form
+        "[Thu May  2 10:11:12 2024] ",  # dmesg -T style
+        "2024-05-02 10:11:12,345 - INFO - ",  # Python logging
+        "2024-05-02T10:11:12.345678901Z stdout F ",  # containerd CRI log
+        "2024-05-02T10:11:12+02:00 ",  # RFC 3339 with offset
+        "[1,3]<stderr>: ",
+        "trainer-7b-worker-3 | ",  # docker compose
+    ],
+)
+def test_launcher_and_collector_prefixes_on_a_real_error_line(prefix):
+    # DERIVED: the real issue-1405 completion error, behind the prefixes these tools write (no public
+    # NCCL log with exactly these was found; each prefix's form is the tool's documented one).
+    line = next(ln for ln in ISSUE1405.read_text().splitlines() if "Got completion" in ln)
+    log = parse_nccl_debug(prefix + line, "x")
+    (e,) = log.errors
+    assert (e.host, e.status, e.vendor_err, e.peer_ip) == ("kp-ddp-worker-0", 12, 129, "10.216.210.236")
