@@ -708,8 +708,11 @@ def _evidence_line(index: ReportIndex, ev: Evidence) -> Text:
             out.append(f"  ({fmt_num(ev.per_minute)}/min)", style="magenta")
         out.append(f"  first {fmt_time(ev.first)}  last {fmt_time(ev.last)}")
     elif isinstance(ev, SlowPairsEvidence):
-        out.append(f"{ev.slow} of {ev.tests} tests slow  worst ratio {ev.worst_ratio:.2f}"
-                   f"  median {ev.median_ratio:.2f} of the line rate")
+        if ev.slow_pairs and all(s.status == "hung" for s in ev.slow_pairs):
+            out.append(f"{ev.slow} of {ev.tests} tests or job connections never finished (hung or failed)")
+        else:
+            out.append(f"{ev.slow} of {ev.tests} tests slow  worst ratio {ev.worst_ratio:.2f}"
+                       f"  median {ev.median_ratio:.2f} of the line rate")
         if ev.median_relative is not None:
             healthy = f" (healthy tests reach {ev.healthy_efficiency:.2f})" if ev.healthy_efficiency else ""
             out.append(f"  {ev.median_relative:.2f} of what healthy tests reach{healthy}")

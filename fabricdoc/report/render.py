@@ -58,8 +58,11 @@ def evidence_line(ev: Evidence) -> str:
         rate = f", {ev.per_minute:g}/min" if ev.per_minute else ""
         return f"{ev.flaps} link-down events{rate}"
     if isinstance(ev, SlowPairsEvidence):
-        line = (f"{ev.slow}/{ev.tests} tests through it slow, median {ev.median_ratio:.0%} "
-                f"of the line rate (worst {ev.worst_ratio:.0%})")
+        if ev.slow_pairs and all(s.status == "hung" for s in ev.slow_pairs):
+            line = f"{ev.slow}/{ev.tests} tests or job connections through it never finished (hung or failed)"
+        else:
+            line = (f"{ev.slow}/{ev.tests} tests through it slow, median {ev.median_ratio:.0%} "
+                    f"of the line rate (worst {ev.worst_ratio:.0%})")
         if ev.median_relative is not None:
             healthy = f" ({ev.healthy_efficiency:.0%} of the line rate)" if ev.healthy_efficiency else ""
             line += f"; {ev.median_relative:.0%} of what healthy tests reach{healthy}"
@@ -198,12 +201,15 @@ def summary_text(report: Report, evidence_per_finding: int = 3) -> str:
         f" -- verdict: {report.verdict.upper()}",
     ]
     tested = []
-    if t.get("pairs_tested"):
+    conns, failed = t.get("connections_seen", 0), t.get("connections_failed", 0)
+    if t.get("pairs_tested", 0) > conns:
         tested.append(
-            f"{t['pairs_tested']} bandwidth tests in {t.get('rounds')} rounds "
-            f"({t.get('pairs_slow', 0)} slow, {t.get('pairs_hung', 0)} hung, {t.get('pairs_wrong', 0)} corrupt, "
+            f"{t['pairs_tested'] - conns} bandwidth tests in {t.get('rounds')} rounds "
+            f"({t.get('pairs_slow', 0)} slow, {t.get('pairs_hung', 0) - failed} hung, {t.get('pairs_wrong', 0)} corrupt, "
             f"{t.get('pairs_error', 0)} could not run)"
         )
+    if conns:
+        tested.append(f"{conns} job connections between NIC ports from NCCL's log ({failed} failed)")
     if t.get("groups_tested"):
         tested.append(f"{t['groups_tested']} group tests ({t.get('groups_failing', 0)} failing, "
                       f"{t.get('groups_error', 0)} could not run)")

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from fabricdoc.analysis.actions import attach_actions
+from fabricdoc.analysis.runtime import TEST as JOB_CONNECTION
 from fabricdoc.errors import FabricdocError
 from fabricdoc.model.expectation import Judged, TestJudgement, judge_observations
 from fabricdoc.model.findings import Finding
@@ -120,6 +121,10 @@ class Report:
             "interval_s": obs.interval_s,
             "duration_s": duration_s,
         }
+        job = [p for p in pairs if p.test == JOB_CONNECTION]
+        if job:  # a job's own connections (NCCL_DEBUG): counted among the pairs, said apart
+            tests["connections_seen"] = len(job)
+            tests["connections_failed"] = sum(1 for p in job if p.status == "hung")
         if obs.groups:
             tests["groups_tested"] = len(obs.groups)
             tests["groups_failing"] = sum(1 for j, g in enumerate(obs.groups) if judged.group_failed(j, g))

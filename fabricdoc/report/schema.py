@@ -301,6 +301,10 @@ REPORT_SCHEMA: dict[str, Any] = {
                 "ports_sampled": {"type": "integer"},
                 "interval_s": _NUM,
                 "duration_s": _NUM,
+                "connections_seen": {"type": "integer", "description": "a job's inter-host NCCL connections read "
+                                     "from its NCCL_DEBUG output (among pairs_tested; only when any)"},
+                "connections_failed": {"type": "integer", "description": "of those, the ones that failed "
+                                       "(among pairs_hung)"},
                 "groups_tested": {"type": "integer", "description": "group collectives run (only when any ran)"},
                 "groups_failing": {"type": "integer"},
                 "groups_error": {"type": "integer"},

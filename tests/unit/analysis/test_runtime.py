@@ -274,3 +274,27 @@ def test_a_gid_names_the_port_by_its_port_guid_not_another_hcas_node_guid(captur
     obs = observations_from_nccl_debug(capture, [parse_nccl_debug(line, "job.log")])
     (p,) = obs.pairs
     assert {p.src.node, p.dst.node} == {a.id, b.id} and p.status == "hung"
+
+
+def test_cli_reads_a_jobs_logs_over_the_real_capture_and_says_connections_not_bandwidth_tests(capture, tmp_path,
+                                                                                                capsys):
+    hosts = sorted(host_name(capture, n.id) for n in capture.hosts())
+    uplinks = sorted((k for k in capture.links if capture.nodes[k.a.node].kind == capture.nodes[k.b.node].kind
+                      == "switch"), key=str)
+    job = simulate_job(capture, hosts[::2], [uplinks[5]], report=1.0, prefix="iso", seed=3)
+    files = []
+    for h, text in job.logs.items():
+        (tmp_path / f"{h}.log").write_text(text)
+        files.append(str(tmp_path / f"{h}.log"))
+    disc = tmp_path / "disc.txt"  # saved without its last line end, as an editor leaves it
+    disc.write_text((IB / "ibnetdiscover" / "fat_tree_64" / "stdout.txt").read_text().rstrip("\n"))
+    rc = main(["analyze", "--fabric", str(disc), "--routes", str(IB / "dump_fts" / "fat_tree_64" / "stdout.txt"),
+               "--nccl-debug", *files])
+    out = capsys.readouterr().out
+    assert rc == 1
+    failed = len({frozenset((c.src, c.dst)) for c in job.failed})
+    assert f"job connections between NIC ports from NCCL's log ({failed} failed)" in out
+    assert "bandwidth tests" not in out and "never finished" in out
+    k = uplinks[5]
+    assert f"{capture.label(k.a.node)}[{k.a.port}] -- {capture.label(k.b.node)}[{k.b.port}]" in next(ln for ln in out.splitlines() if ln.startswith("F001"))
+    assert "drain: none" in out
