@@ -76,6 +76,49 @@ def parse_size(text: str) -> int:
     return int(m.group(1)) * _SIZE_UNITS[m.group(2).upper()]
 
 
+# A 64-bit register holds 20 decimal digits: no number a tool or file prints for fabricdoc is longer.
+U64_MAX = (1 << 64) - 1
+I64_MAX = (1 << 63) - 1  # what SQLite (the history store) and most JSON consumers hold
+_INT = re.compile(r"\s*([+-]?)(0[xX][0-9a-fA-F]{1,16}|\d{1,20})\s*")
+_FLOAT = re.compile(r"\s*[+-]?(?:\d{1,20}(?:\.\d{0,20})?|\.\d{1,20})(?:[eE][+-]?\d{1,3})?\s*")
+
+
+class BadNumber(ValueError):
+    """A number the bounded readers refuse: too long, not a number, or out of its field's range."""
+
+
+def read_int(text: str, what: str, lo: int = 0, hi: int = U64_MAX) -> int:
+    """A whole number (decimal, or ``0x`` hex) as a tool or file prints it, within ``[lo, hi]``; at most
+    20 digits, so no input reaches ``int()`` unbounded. :class:`BadNumber` says what is wrong; the caller
+    names the file and line.
+
+    >>> read_int(" 42\n", "port"), read_int("0x1f", "lid")
+    (42, 31)
+    """
+    m = _INT.fullmatch(text) if len(text) <= 64 else None
+    if m is None:
+        shown = text.strip()[:24] + ("..." if len(text.strip()) > 24 else "")
+        raise BadNumber(f"{what} {shown!r} is not a whole number of at most 20 digits")
+    digits = m.group(2)
+    value = int(digits, 16) if digits[:2] in ("0x", "0X") else int(digits)
+    value = -value if m.group(1) == "-" else value
+    if not lo <= value <= hi:
+        raise BadNumber(f"{what} {value} is outside {lo}..{hi}")
+    return value
+
+
+def read_float(text: str, what: str, lo: float = 0.0, hi: float = 1e18) -> float:
+    """A finite decimal number within ``[lo, hi]`` (at most 20 digits each side of the point, a 3-digit
+    exponent); :class:`BadNumber` otherwise."""
+    if len(text) > 80 or not _FLOAT.fullmatch(text):
+        shown = text.strip()[:24] + ("..." if len(text.strip()) > 24 else "")
+        raise BadNumber(f"{what} {shown!r} is not a number")
+    value = float(text)
+    if not (lo <= value <= hi):  # also refuses an exponent that overflowed to inf
+        raise BadNumber(f"{what} {value:g} is outside {lo:g}..{hi:g}")
+    return value
+
+
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"non-finite number {name}")
 

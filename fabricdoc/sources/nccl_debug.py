@@ -357,7 +357,10 @@ def parse_nccl_debug(text: str, source: str = "nccl-debug") -> NcclDebugLog:
                 continue
             log.nccl_lines += 1
             msg = line[p.end():end].strip()
-            _read_record(log, p["host"], int(p["pid"]), int(p["dev"]), p["level"], msg, at)
+            try:
+                _read_record(log, p["host"], int(p["pid"]), int(p["dev"]), p["level"], msg, at)
+            except ValueError:  # a number no NCCL field holds (thousands of digits): garbled, not a crash
+                _garble(log, i)
     return log
 
 

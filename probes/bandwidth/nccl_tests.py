@@ -72,6 +72,11 @@ _CONCLUDED = re.compile(r"^#\s*Collective test concluded:\s*(?P<name>\S+)")
 _PARAMS = re.compile(r"^#\s*nThread\s+(?P<nthread>\d+)\s+nGpus\s+(?P<ngpus>\d+)")
 _USING = re.compile(r"^#\s*Using devices")
 _FAILURE = re.compile(r"\bTest (?:NCCL |CUDA )?failure\b")
+# No field nccl-tests prints is longer than 20 digits (a size in bytes fits 64 bits): a longer run of
+# digits is a garbled line, refused with its line before any int() sees it.
+_HUGE_NUMBER = re.compile(r"\d{21}")
+_HEADER_START = re.compile(r"#\s*(?:nThread\b|nccl-tests version|Collective test starting)")
+MAX_LINE = 65536  # nccl-tests' widest line (a results row, a rank line with a long host name) is far shorter
 TESTS = ("all_reduce", "all_gather", "reduce_scatter", "alltoallv", "alltoall", "sendrecv", "broadcast", "reduce",
          "hypercube", "gather", "scatter")  # fmt: skip
 _PERF = re.compile(r"(?<![a-z_])(" + "|".join(TESTS) + r")_perf(?:_mpi)?\b")
@@ -514,7 +519,20 @@ def parse_nccl_tests_log(text: str, source: str = "nccl-tests") -> NcclLog:
     cur: _Builder | None = None
     named: str | None = None  # a binary named on a command/wrapper line, for the next run
     first: tuple[int, str] | None = None
+    pending: ParseError | None = None  # a garbled line before any run opened: the next run's error
     for no, raw in enumerate(text.splitlines(), start=1):
+        if len(raw) > MAX_LINE or _HUGE_NUMBER.search(raw):
+            why = (f"a line longer than {MAX_LINE:,} characters" if len(raw) > MAX_LINE
+                   else "a number longer than any field nccl-tests prints (21 digits or more)")
+            bad = ParseError(source, no, raw[:200], why)
+            # It may be the line that opens the next run (its header): that run carries the error.
+            opens = bool(_HEADER_START.match(_strip_prefix(raw[:200]).strip()))
+            if cur is not None and cur.problem is None and not opens:
+                cur.problem, cur.in_table = bad, False
+            else:
+                pending = pending or bad
+            first = first or (no, raw[:200])
+            continue
         line = _strip_prefix(raw)
         s = line.strip()
         if not s:
@@ -525,6 +543,8 @@ def parse_nccl_tests_log(text: str, source: str = "nccl-tests") -> NcclLog:
                 if cur is not None:
                     runs.append(cur.finish())
                 cur, named = _Builder(source, no, named=named), None
+                if pending is not None:
+                    cur.problem, pending = pending, None
             if cur is not None:
                 cur.comment(line, no, raw)
                 cur.last = (no, raw)
@@ -539,6 +559,8 @@ def parse_nccl_tests_log(text: str, source: str = "nccl-tests") -> NcclLog:
             named = m.group(1)
     if cur is not None:
         runs.append(cur.finish())
+    if pending is not None and not runs:
+        raise pending
     if not runs:
         if first is None:
             raise ParseError(source, 0, "", "empty: no nccl-tests output")

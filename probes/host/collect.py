@@ -45,6 +45,9 @@ from fabricdoc.model.records import (
 Record = PortCounters | PortState | LinkEvent | ProbeRun | GpuHealth
 
 
+SYSFS_PROBLEMS_LISTED = 50  # bad sysfs files listed one by one; the rest are counted
+
+
 @dataclass
 class HostBundle:
     """Records from one host plus JSON-able facts (watch window, pcap, qdisc kinds) in ``extra``.
@@ -69,6 +72,7 @@ class HostBundle:
 
     def of(self, cls: type) -> list:
         return [r for r in self.all_records if isinstance(r, cls)]
+
 
 
 def _only_port(ports: dict[str, int]) -> tuple[int, str | None]:
@@ -172,9 +176,12 @@ def collect_host(
             else:
                 counters, states, problems = ibsysfs.parse_tree(raw, node)
                 bundle.records += counters + states
-                if problems:
-                    more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
-                    bundle.health.fail("sysfs", f"{node}:{sysfs_root}", f"sysfs: {problems[0]}{more}")
+                # Each bad file is listed on its own (its port's other values and every other port are kept).
+                for problem in problems[:SYSFS_PROBLEMS_LISTED]:
+                    bundle.health.fail("sysfs", f"{node}:{sysfs_root}", f"sysfs: {problem}")
+                if len(problems) > SYSFS_PROBLEMS_LISTED:
+                    bundle.health.fail("sysfs", f"{node}:{sysfs_root}",
+                                       f"sysfs: {len(problems) - SYSFS_PROBLEMS_LISTED} more files could not be read")
 
     if gpus:
         found = run("nvml", node, lambda: nvml.collect_gpus(

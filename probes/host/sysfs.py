@@ -20,6 +20,7 @@ from typing import Any
 
 from fabricdoc.errors import ParseError
 from fabricdoc.model.counters import register_problem
+from fabricdoc.model.inputs import BadNumber, decode, read_float, read_int
 from fabricdoc.model.records import PortCounters, PortState
 
 SYSFS_IB = "sys/class/infiniband"
@@ -49,21 +50,33 @@ _SKIP_HW = {"lifespan"}
 
 
 def parse_enum(text: str, source: str) -> tuple[int, str]:
-    """``"4: ACTIVE"`` -> ``(4, "ACTIVE")``."""
+    """``"4: ACTIVE"`` -> ``(4, "ACTIVE")`` (the kernel's enums are below 256)."""
     line = text.strip()
     num, sep, name = line.partition(": ")
-    if not sep or not num.isdigit():
-        raise ParseError(source, 1, line, "expected '<number>: <name>'")
-    return int(num), name.strip()
+    try:
+        if not sep:
+            raise BadNumber("no ': '")
+        return read_int(num, "state", 0, 255), name.strip()
+    except BadNumber:
+        raise ParseError(source, 1, line[:80], "expected '<number>: <name>'") from None
+
+
+# An InfiniBand or Ethernet port has 1-12 lanes (IBTA: 1X, 2X, 4X, 8X, 12X) and runs below 10 Tb/s.
+MAX_LANES = 12
+MAX_RATE_GBPS = 10_000.0
 
 
 def parse_rate(text: str, source: str) -> tuple[float, int, str | None]:
     """``"200 Gb/sec (4X HDR)"`` -> ``(200.0, 4, "HDR")``: total Gb/s, lanes, speed name."""
     line = text.strip()
-    m = _RATE.match(line)
+    m = _RATE.match(line) if len(line) <= 80 else None
     if m is None:
-        raise ParseError(source, 1, line, "expected '<n> Gb/sec (<w>X <speed>)'")
-    return float(m.group(1)), int(m.group(2)), m.group(3)
+        raise ParseError(source, 1, line[:80], "expected '<n> Gb/sec (<w>X <speed>)'")
+    try:
+        return (read_float(m.group(1), "rate", 0.0, MAX_RATE_GBPS), read_int(m.group(2), "lanes", 1, MAX_LANES),
+                m.group(3))
+    except BadNumber as exc:
+        raise ParseError(source, 1, line[:80], str(exc)) from None
 
 
 def parse_counter(text: str, source: str) -> int | None:
@@ -72,12 +85,9 @@ def parse_counter(text: str, source: str) -> int | None:
     if line.startswith("N/A"):
         return None
     try:
-        value = int(line, 0) if line.startswith("0x") else int(line)
-    except ValueError as exc:
-        raise ParseError(source, 1, line[:80], "counter is not an integer") from exc
-    if value < 0 or value >= 1 << 64:
-        raise ParseError(source, 1, line[:80], "counter is not a 64-bit register value")
-    return value
+        return read_int(line, "counter")
+    except BadNumber as exc:
+        raise ParseError(source, 1, line[:80], f"not a 64-bit register value: {exc}") from None
 
 
 def format_guid(text: str) -> str:
@@ -86,11 +96,16 @@ def format_guid(text: str) -> str:
 
 
 def _read(path: Path, errors: list[str], root: Path) -> str | None:
+    """A sysfs file's text (sysfs files are a page at most); an unreadable or undecodable one is noted."""
     try:
-        return path.read_text()
+        with path.open("rb") as fh:
+            data = fh.read(65536)
+        return decode(data, str(path.relative_to(root)))
     except OSError as exc:
         errors.append(f"{path.relative_to(root)}: {exc.strerror or exc}")
-        return None
+    except ParseError as exc:
+        errors.append(str(exc))
+    return None
 
 
 def read_tree(root: str | Path = "/") -> dict[str, Any]:
@@ -118,7 +133,7 @@ def read_tree(root: str | Path = "/") -> dict[str, Any]:
             errors.append(f"{ports_dir.relative_to(root)}: {exc.strerror or exc}")
             port_dirs = []
         for pdir in port_dirs:
-            if not pdir.name.isdigit():
+            if not pdir.name.isdigit() or len(pdir.name) > 3:  # ports are 1-255
                 continue
             port: dict[str, Any] = {"counters": {}, "hw_counters": {}}
             for name in ("state", "phys_state", "rate", "link_layer", "lid"):
@@ -185,14 +200,20 @@ def parse_tree(
             try:
                 if port.get("state"):
                     state = STATE_NAMES.get(parse_enum(port["state"], f"{where}/state")[1])
-                if port.get("phys_state"):
-                    phys = parse_enum(port["phys_state"], f"{where}/phys_state")[1]
-                if port.get("rate"):
-                    gbps, lanes, _speed = parse_rate(port["rate"], f"{where}/rate")
-                    lane_gbps = gbps / lanes if lanes else None
             except ParseError as exc:
                 problems.append(str(exc))
-            if state is None and port.get("state"):
+            try:
+                if port.get("phys_state"):
+                    phys = parse_enum(port["phys_state"], f"{where}/phys_state")[1]
+            except ParseError as exc:
+                problems.append(str(exc))
+            try:
+                if port.get("rate"):
+                    gbps, lanes, _speed = parse_rate(port["rate"], f"{where}/rate")
+                    lane_gbps = gbps / lanes
+            except ParseError as exc:
+                problems.append(str(exc))
+            if state is None and port.get("state") and len(port["state"]) <= 80:
                 state = port["state"].strip()
             states.append(PortState(node=node, port=int(port_no), state=state or "Unknown",
                                     phys_state=phys, lanes=lanes, lane_gbps=lane_gbps,

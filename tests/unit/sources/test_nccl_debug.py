@@ -228,3 +228,13 @@ def test_launcher_and_collector_prefixes_on_a_real_error_line(prefix):
     log = parse_nccl_debug(prefix + line, "x")
     (e,) = log.errors
     assert (e.host, e.status, e.vendor_err, e.peer_ip) == ("kp-ddp-worker-0", 12, 129, "10.216.210.236")
+
+
+def test_a_5000_digit_rank_is_a_garbled_line_and_the_rest_is_read():
+    text = SNELLIUS.read_text()
+    line = next(i for i, ln in enumerate(text.splitlines()) if "ncclCommInitRank" in ln)
+    lines = text.splitlines()
+    lines[line] = lines[line].replace(" rank ", " rank " + "9" * 5000 + " ", 1)
+    good, bad = parse_nccl_debug(text, "x"), parse_nccl_debug("\n".join(lines), "x")
+    assert line + 1 in bad.garbled and len(bad.ranks) == len(good.ranks) - 1
+    assert len(bad.connections) == len(good.connections)

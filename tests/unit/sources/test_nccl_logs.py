@@ -364,3 +364,20 @@ def test_a_cut_run_whose_rows_already_show_corruption_still_counts_it(tmp_path):
     # A cut run without corruption gives no pair at all (its figures are not trusted).
     (tmp_path / "run.log").write_text("\n".join(cut.splitlines()[:-1]) + "\n")
     assert observations_from_nccl_logs(fabric, tmp_path).pairs == []
+
+
+@pytest.mark.parametrize(("old", "new"), [("Rank  1 ", "Rank {} "), ("Group  0", "Group {}"), ("nThread 1", "nThread {}"),
+                                          ("  1073741824 ", "  {} ")])
+def test_a_5000_digit_rank_group_thread_or_size_is_that_logs_error_and_the_others_are_kept(tmp_path, old, new):
+    fabric = fat_tree_2(leaves=2, spines=1, hosts_per_leaf=2)
+    real = _on_hosts(_read("all_reduce_2x1_h200_dranet.log"), DRANET, ("node0001", "node0003"))
+    (tmp_path / "good.log").write_text(real)
+    bad = real.replace(old, new.format("9" * 5000), 1)
+    assert bad != real
+    (tmp_path / "bad.log").write_text(bad)
+    obs = observations_from_nccl_logs(fabric, tmp_path)
+    errors = _errors(obs)
+    line = next(i for i, ln in enumerate(bad.splitlines(), 1) if "9" * 5000 in ln)
+    assert set(errors) == {"bad.log"} and f"bad.log:{line}: a number longer than any field" in errors["bad.log"]
+    assert len(errors["bad.log"]) < 600  # the line is shown cut, not 5,000 digits
+    assert [(p.src.node, p.dst.node, p.status) for p in obs.pairs] == [("node0001", "node0003", "ok")]
