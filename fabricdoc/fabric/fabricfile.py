@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from fabricdoc.errors import ConfigError, TopologyError
+from fabricdoc.errors import ConfigError, ParseError, TopologyError
 from fabricdoc.fabric.faults import FAULT_KINDS, SWITCH_FAULT_KINDS, Fault
 from fabricdoc.fabric.generators import GENERATORS
 from fabricdoc.fabric.realism import DEFAULT, Realism, parse_realism
@@ -41,6 +41,9 @@ def _plain(node: yaml.Node, source: str = "") -> Any:
         out = _Map()
         out.line = node.start_mark.line + 1
         for k, v in node.value:
+            if not isinstance(k, yaml.ScalarNode):
+                raise ParseError(source, k.start_mark.line + 1, "", "a mapping or list used as a key: keys are "
+                                 "names or numbers")
             out[_plain(k, source)] = _plain(v, source)
         return out
     if isinstance(node, yaml.SequenceNode):
@@ -178,6 +181,9 @@ def _listed(path: Path, data: dict, name: str) -> Fabric:
     nodes = data.get("nodes") or []
     if not isinstance(nodes, list):
         raise ConfigError(f"{_where(path, data)}: nodes must be a list")
+    if not nodes:
+        raise ConfigError(f"{_where(path, data)}: the fabric has no nodes (give 'nodes' and 'links', or a "
+                          "'generator' with its 'params')")
     for item in nodes:
         _check_keys(path, item, _NODE_KEYS, "node")
         where = _where(path, item)

@@ -164,7 +164,7 @@ def record_from_dict(data: Any, source: str = "<json>", index: int = 0) -> Recor
     if not isinstance(data, dict):
         raise ParseError(source, 0, repr(data)[:120], f"{where} is not an object")
     name = data.get("type")
-    cls = RECORD_TYPES.get(name)  # type: ignore[arg-type]
+    cls = RECORD_TYPES.get(name) if isinstance(name, str) else None
     if cls is None:
         raise ParseError(source, 0, repr(name), f"{where} has unknown type")
     names = {f.name for f in dataclasses.fields(cls)}

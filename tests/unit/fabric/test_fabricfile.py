@@ -67,11 +67,15 @@ def test_a_fault_naming_a_missing_switch_names_file_and_line(tmp_path):
         ("name: x\nnodez: []\n", r":1: unknown key 'nodez'"),
         ("name: [x\n", r":2: invalid YAML"),
         ("name: x\nnodes:\n  - {id: a, kind: router, ports: 1}\n", r":3: node kind must be host or switch"),
+        ("name: x\nnodes:\n  {}: 1\n", r":3: a mapping or list used as a key"),
+        ("? [a, b]\n: 1\n", r":1: a mapping or list used as a key"),
+        ("name: x\nnodes: []\nlinks: []\n", r":1: the fabric has no nodes"),
+        ("name: x\n", r":1: the fabric has no nodes"),
     ],
 )
 def test_bad_fabric_files_are_one_line_with_file_and_line(tmp_path, text, message):
     path = write(tmp_path, "f.yaml", text)
-    with pytest.raises(ConfigError, match=message) as info:
+    with pytest.raises(FabricdocError, match=message) as info:
         load_fabric(str(path))
     assert str(path) in str(info.value)
 

@@ -68,3 +68,12 @@ def test_observations_take_earliest_as_before_and_latest_as_after():
     assert [c.timestamp for c in obs.after] == [160.0]
     assert obs.interval_s == 60.0
     assert len(obs.events) == 2 and len(obs.probes) == 1 and len(obs.gpus) == 1 and len(obs.pairs) == 1
+
+
+@pytest.mark.parametrize("kind", [{"a": 1}, ["PortState"], 3, None])
+def test_a_record_whose_type_is_not_a_name_is_one_error_naming_the_record(kind):
+    import json
+
+    doc = {"format": "fabricdoc-records", "version": 1, "records": [{"type": kind}]}
+    with pytest.raises(ParseError, match="record 0 has unknown type"):
+        records_from_json(json.dumps(doc), "r.json")
