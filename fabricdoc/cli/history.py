@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from fabricdoc.cli import args as a
 from fabricdoc.model.severity import SEVERITIES
@@ -73,6 +74,9 @@ def run(args: argparse.Namespace) -> int:
             frames = [h.component_failures(args.min_severity), h.kind_failure_rates(args.min_severity)]
         else:
             frames = [h.sweeps()]
+        if h.undecodable:
+            print(f"fabricdoc history: {escape(str(h.path))}: {h.undecodable} text cells are not valid UTF-8; "
+                  "shown with U+FFFD in place of their bad bytes", file=sys.stderr)
     for df in frames:
         if args.json:
             print(df.to_json(orient="records"))

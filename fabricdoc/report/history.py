@@ -72,8 +72,10 @@ class History:
         if not create and not self.path.is_file():
             raise FabricdocError(f"{self.path}: no history store there (a sweep with --history writes one)")
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.undecodable = 0  # text cells that were not UTF-8 (read with U+FFFD in place of the bad bytes)
         try:
             self.db = sqlite3.connect(self.path, timeout=10.0)
+            self.db.text_factory = self._text
             has_meta = self.db.execute("SELECT name FROM sqlite_master WHERE name='meta'").fetchone()
             row = self.db.execute("SELECT value FROM meta WHERE key='schema'").fetchone() if has_meta else None
             if row is not None and row[0] == "1":
@@ -88,6 +90,16 @@ class History:
                 raise FabricdocError(f"{self.path}: history schema {row[0]}, this fabricdoc reads {SCHEMA_VERSION}")
         except sqlite3.DatabaseError as exc:
             raise FabricdocError(f"{self.path}: not a usable fabricdoc history database: {exc}") from None
+
+    def _text(self, data: bytes) -> str:
+        """A text cell: UTF-8, or (a cell another tool or a disk fault garbled) its bytes with U+FFFD
+        in place of the bad ones, counted in :attr:`undecodable` so the reader can say so; never an error
+        that loses every other row."""
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            self.undecodable += 1
+            return data.decode("utf-8", "replace")
 
     def _migrate_from_1(self) -> None:
         """Schema 1 kept one sweep per (fabric, second): give every sweep a run id of its own."""

@@ -616,12 +616,15 @@ def _column_ok(values: list[Any], item: dict[str, Any]) -> int | None:
         return next(i for i, v in enumerate(values) if not (type(v) is str and v in allowed))
     kinds = item["type"] if isinstance(item["type"], list) else [item["type"]]
     types = {t for k in kinds for t in _COLUMN_TYPES[k]}
-    low = item.get("minimum")
+    low, high = item.get("minimum"), item.get("maximum")
     present = set(map(type, values))
-    if present <= types and (low is None or not values or min(v for v in values if v is not None) >= low):
+    numbers = [v for v in values if v is not None]
+    if present <= types and (not numbers or ((low is None or min(numbers) >= low)
+                                             and (high is None or max(numbers) <= high))):
         return None
     return next(i for i, v in enumerate(values)
-                if type(v) not in types or (low is not None and v is not None and v < low))
+                if type(v) not in types or (v is not None and ((low is not None and v < low)
+                                                               or (high is not None and v > high))))
 
 
 def _check_table(table: Any, props: dict[str, Any], required: list[str], source: str, where: str) -> Any:
@@ -671,6 +674,33 @@ def _check_columns(data: dict[str, Any], slim: dict[str, Any], source: str) -> N
                                              source, "pairs_columns")
 
 
+# What a report's readers hold: SQLite's (the history store's) and most JSON consumers' 64-bit signed
+# integers, and finite doubles far from overflow. Every integer and number of the schema is bounded so;
+# a report the schema accepts is one every reader accepts.
+INT_MIN, INT_MAX = -(1 << 63), (1 << 63) - 1
+NUM_LIMIT = 1e300
+
+
+def _bounded(node: Any) -> None:
+    """Add those bounds to every integer and number in a schema (in place), keeping tighter ones."""
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            kinds = item.get("type")
+            kinds = kinds if isinstance(kinds, list) else [kinds]
+            if "integer" in kinds or "number" in kinds:
+                low, high = (INT_MIN, INT_MAX) if "number" not in kinds else (-NUM_LIMIT, NUM_LIMIT)
+                item["minimum"] = max(item.get("minimum", low), low)
+                item["maximum"] = min(item.get("maximum", high), high)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+_bounded(REPORT_SCHEMA)
+
+
 def validate_report(data: Any, source: str = "report") -> None:
     """Raise a one-line FabricdocError naming the source and the JSON path of the first problem."""
     if isinstance(data, dict):
@@ -679,4 +709,5 @@ def validate_report(data: Any, source: str = "report") -> None:
     error = jsonschema.exceptions.best_match(validator.iter_errors(data))
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "(top)"
-        raise FabricdocError(f"{source}: not a fabricdoc v1 report at {where}: {error.message}")
+        message = error.message if len(error.message) <= 240 else f"{error.message[:120]}...{error.message[-80:]}"
+        raise FabricdocError(f"{source}: not a fabricdoc v1 report at {where}: {message}")

@@ -185,3 +185,45 @@ def test_a_sweep_with_a_history_takes_the_jobs_failure_rate_from_it(tmp_path):
     # Exposure: every host from the earlier sweep to this one (10 h and the seconds since).
     assert job["host_failures_per_hour"] == pytest.approx(1 / (second.fabric["hosts"] * 10), rel=0.01)
     assert job["rate_source"].startswith("history: 1 host failures in 2 sweeps")
+
+
+def test_a_non_utf8_cell_is_said_and_every_other_row_still_read(tmp_path, capsys):
+    import sqlite3
+
+    from fabricdoc.cli.main import main
+
+    db = tmp_path / "h.sqlite"
+    paths = []
+    for day in range(2):
+        p = tmp_path / f"r{day}.json"
+        report_at(T0 + timedelta(days=day), bad_hosts=["node0003"]).save(p)
+        paths.append(str(p))
+    assert main(["history", "--db", str(db), "add", *paths]) == 0
+    capsys.readouterr()
+    with sqlite3.connect(db) as raw:  # one cell garbled by another tool or a disk fault
+        raw.execute("UPDATE findings SET name = CAST(X'6e6f6465ff30303033' AS TEXT)")
+    for view in ("sweeps", "rates", "flaps", "failures"):
+        assert main(["history", "--db", str(db), view]) == 0, view
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err and "internal error" not in err
+    assert "text cells are not valid UTF-8; shown with U+FFFD" in err
+    assert "node\ufffd0003" in out and "nic:node0003" in out
+
+
+def test_a_report_whose_numbers_no_reader_holds_is_refused_at_the_schema(tmp_path, capsys):
+    import json
+
+    from fabricdoc.cli.main import main
+
+    path = tmp_path / "r.json"
+    report_at(T0).save(path)
+    doc = json.loads(path.read_text())
+    doc["pairs"] = [{"src": ["node0001", 1], "dst": ["node0002", 1], "status": "ok", "busbw_gbps": 1.0,
+                     "expected_gbps": 2.0, "ratio": 0.5, "round": 0, "test": "sendrecv", "wrong": 0,
+                     "error": None, "size_bytes": 2**64}]
+    path.write_text(json.dumps(doc))
+    assert main(["schema", "--validate", str(path)]) == 2
+    assert main(["history", "--db", str(tmp_path / "h.sqlite"), "add", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("pairs/0/size_bytes") == 2 and "greater than the maximum of 9223372036854775807" in err
+    assert "internal error" not in err
