@@ -128,7 +128,7 @@ def read_fabric_file(path: str | Path) -> FabricFile:
     path = Path(path)
     data = read_yaml(path)
     _check_keys(path, data, _FABRIC_KEYS, "fabric file")
-    name = str(data.get("name") or path.stem)
+    name = _text(_where(path, data), "name", data["name"]) if data.get("name") is not None else path.stem
     if "generator" in data:
         fabric = _generate(path, data, name)
     else:
@@ -148,8 +148,8 @@ def fabric_from_yaml(path: str | Path) -> tuple[Fabric, list[Fault]]:
 
 def _generate(path: Path, data: dict, name: str) -> Fabric:
     gen = data["generator"]
-    if gen not in GENERATORS:
-        raise ConfigError(f"{_where(path, data)}: unknown generator {gen!r} (one of {', '.join(GENERATORS)})")
+    if not isinstance(gen, str) or gen not in GENERATORS:
+        raise ConfigError(f"{_where(path, data)}: unknown generator {str(gen)[:80]!r} (one of {', '.join(GENERATORS)})")
     params = data.get("params") or {}
     if not isinstance(params, dict):
         raise ConfigError(f"{_where(path, data)}: params must be a mapping")

@@ -92,7 +92,7 @@ def read_int(text: str, what: str, lo: int = 0, hi: int = U64_MAX) -> int:
     20 digits, so no input reaches ``int()`` unbounded. :class:`BadNumber` says what is wrong; the caller
     names the file and line.
 
-    >>> read_int(" 42\n", "port"), read_int("0x1f", "lid")
+    >>> read_int(" 42 ", "port"), read_int("0x1f", "lid")
     (42, 31)
     """
     m = _INT.fullmatch(text) if len(text) <= 64 else None
@@ -105,6 +105,22 @@ def read_int(text: str, what: str, lo: int = 0, hi: int = U64_MAX) -> int:
     if not lo <= value <= hi:
         raise BadNumber(f"{what} {value} is outside {lo}..{hi}")
     return value
+
+
+_LONG_NUMBER = re.compile(r"\d{41}")
+
+
+def refuse_long_numbers(text: str, source: str, digits: int = 40) -> None:
+    """A ParseError at the first line holding a run of more than ``digits`` digits: no field of a tool's
+    output is that long (a 64-bit value has 20, a GUID 16 hex digits), and ``int()`` on thousands of
+    digits is slow or refused. Linear in the text."""
+    m = (_LONG_NUMBER if digits == 40 else re.compile(rf"\d{{{digits + 1}}}")).search(text)
+    if m is not None:
+        start = text.rfind("\n", 0, m.start()) + 1
+        end = text.find("\n", m.start())
+        line = text[start : end if end >= 0 else len(text)]
+        raise ParseError(source, text.count("\n", 0, m.start()) + 1, line[:120],
+                         f"a number longer than {digits} digits: no field of this output is")
 
 
 def read_float(text: str, what: str, lo: float = 0.0, hi: float = 1e18) -> float:

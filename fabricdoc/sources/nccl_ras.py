@@ -30,9 +30,10 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 from fabricdoc.errors import ParseError
-from fabricdoc.model.inputs import json_values, read_text
+from fabricdoc.model.inputs import check_depth, json_values, read_text
 from fabricdoc.model.records import RankSignal
 
 _BANNER = re.compile(r"^NCCL version (\S+)")
@@ -265,14 +266,32 @@ def _parse_events_json(text: str, source: str) -> RasReport:
 # -- JSON ------------------------------------------------------------------------------------------
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"non-finite number {name}")
+
+
+def _strict_json(text: str, source: str) -> Any:
+    """JSON as :func:`fabricdoc.model.inputs.loads_json` reads it (bounded nesting, no 5,000-digit
+    integers, no NaN), keeping json's own decode error so the NCCL 2.28 comma repair can be tried."""
+    try:
+        value = json.loads(text, parse_constant=_no_constant)
+    except RecursionError:
+        raise ParseError(source, 0, "", "nested too deeply") from None
+    except json.JSONDecodeError:
+        raise
+    except ValueError as exc:  # an integer beyond Python's digit limit
+        raise ParseError(source, 0, "", f"not valid JSON: {exc}") from None
+    return check_depth(value, source)
+
+
 def _parse_json(text: str, source: str) -> RasReport:
     rep = RasReport(source)
     try:
-        data = json.loads(text)
+        data = _strict_json(text, source)
     except json.JSONDecodeError as exc:
         fixed, n = _JSON_BUG.subn(r"\1,\2", text)
         try:
-            data = json.loads(fixed) if n else None
+            data = _strict_json(fixed, source) if n else None
         except json.JSONDecodeError:
             data = None
         if data is None:

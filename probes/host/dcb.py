@@ -18,6 +18,7 @@ import shutil
 from fabricdoc.probes import exec as px
 
 from fabricdoc.errors import ParseError
+from fabricdoc.model.inputs import BadNumber, read_int
 from fabricdoc.model.records import HostCheck
 
 _CAP = re.compile(r"^pfc-cap (\d+) macsec-bypass (on|off) delay (\d+)\s*$")
@@ -32,11 +33,17 @@ def parse_dcb_pfc(text: str, source: str = "dcb pfc show") -> dict[str, object]:
     for no, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
-        if m := _CAP.match(line.strip()):
-            cap = int(m.group(1))
-        elif m := _PRIO.match(line.strip()):
-            prios = sorted(int(p) for p, state in (t.split(":") for t in m.group(1).split()) if state == "on")
-        elif not line.startswith(("requests ", "indications ")):
+        try:
+            if m := _CAP.match(line.strip()):
+                cap = read_int(m.group(1), "pfc-cap", 0, 8)
+                continue
+            if m := _PRIO.match(line.strip()):
+                prios = sorted(read_int(p, "priority", 0, 7) for p, state in (t.split(":") for t in m.group(1).split())
+                               if state == "on")
+                continue
+        except (BadNumber, ValueError) as exc:
+            raise ParseError(source, no, line[:120], f"not a 'dcb pfc show' line: {exc}") from None
+        if not line.startswith(("requests ", "indications ")):
             raise ParseError(source, no, line[:120], "not a 'dcb pfc show' line")
     if prios is None:
         raise ParseError(source, 0, "", "no 'prio-pfc' line")

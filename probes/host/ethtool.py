@@ -22,7 +22,7 @@ from fabricdoc.model.records import PortCounters
 
 # Per-ring / per-queue / per-channel software counters: many, and not port health.
 _PER_QUEUE = re.compile(r"^(rx|tx|ch|xdp|xsk|ptp)\d+_|_queue_\d+_|^queue_\d+_|\[\d+\]")
-_LINE = re.compile(r"^\s+(\S.*?):\s+(-?\d+)\s*$")
+_LINE = re.compile(r"^\s+(\S.*?):\s+(-?\d{1,20})\s*$")  # a 64-bit counter has at most 20 digits
 
 
 def parse_ethtool_stats(text: str, source: str = "ethtool -S") -> dict[str, int]:
@@ -41,7 +41,7 @@ def parse_ethtool_stats(text: str, source: str = "ethtool -S") -> dict[str, int]
             continue
         m = _LINE.match(line)
         if m is None:
-            raise ParseError(source, no, line, "not a 'name: value' statistic")
+            raise ParseError(source, no, line[:120], "not a 'name: value' statistic (a name and a 64-bit integer)")
         value = int(m.group(2))
         if value < 0 or value >= 1 << 64:
             raise ParseError(source, no, line[:120], "a statistic outside a 64-bit counter")

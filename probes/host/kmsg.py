@@ -28,6 +28,7 @@ from pathlib import Path
 from fabricdoc.probes import exec as px
 
 from fabricdoc.errors import ParseError, ProbeError
+from fabricdoc.model.inputs import refuse_long_numbers
 from fabricdoc.model.records import KernelEvent, LinkEvent
 
 _PCI = r"[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]"
@@ -131,6 +132,7 @@ def _event(node: str, ts: float | None, message: str, source: str) -> KernelEven
 
 def parse_kmsg(text: str, node: str, source: str = "kmsg", boot_time: float | None = None) -> list[KernelEvent]:
     """Kernel events from a journal (JSON lines or short-iso) or dmesg text; see the module docstring."""
+    refuse_long_numbers(text, source)
     out: list[KernelEvent] = []
     for line_no, raw in enumerate(text.splitlines(), 1):
         line = raw.rstrip("\r")

@@ -24,6 +24,7 @@ import shutil
 from fabricdoc.probes import exec as px
 
 from fabricdoc.errors import ParseError
+from fabricdoc.model.inputs import refuse_long_numbers
 from fabricdoc.model.records import HostCheck
 
 _TRUST = re.compile(r"^Priority trust state:\s*(\w+)\s*$")
@@ -34,6 +35,7 @@ _ENABLED = re.compile(r"^enabled((?:\s+[01])+)\s*$")
 def parse_mlnx_qos(text: str, source: str = "mlnx_qos") -> dict[str, object]:
     """``{"trust": "dscp", "dscp2prio": {dscp: prio}, "pfc_prios": [3]}``; lines it does not use are skipped,
     but output without a trust state is a ParseError."""
+    refuse_long_numbers(text, source)
     trust: str | None = None
     mapping: dict[int, int] = {}
     pfc: list[int] | None = None

@@ -13,12 +13,14 @@ from pathlib import Path
 from fabricdoc.probes import exec as px
 
 from fabricdoc.errors import ParseError, ProbeError
+from fabricdoc.model.inputs import refuse_long_numbers
 
 ECN_KEYS = ("InNoECTPkts", "InECT1Pkts", "InECT0Pkts", "InCEPkts")
 
 
 def parse_netstat(text: str, source: str = "/proc/net/netstat") -> dict[str, dict[str, int]]:
     """``{group: {name: value}}`` from netstat text; a mismatched pair is a ParseError."""
+    refuse_long_numbers(text, source)
     lines = [ln for ln in text.splitlines() if ln.strip()]
     if not lines:
         raise ParseError(source, 0, "", "empty netstat output")

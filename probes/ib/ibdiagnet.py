@@ -108,7 +108,10 @@ def parse_db_csv(text: str, source: str = "ibdiagnet2.db_csv") -> IbdiagDb:
             continue
         if not raw.strip():
             raise ParseError(source, no, raw, f"no END_{name} before this blank line: the section ends early")
-        fields = tuple(f.strip() for f in next(csv.reader([raw])))
+        try:
+            fields = tuple(f.strip() for f in next(csv.reader([raw])))
+        except csv.Error as exc:
+            raise ParseError(source, no, raw[:120], f"not a CSV row: {exc}") from None
         if header is None:
             header = fields
         elif len(fields) != len(header):
@@ -435,6 +438,13 @@ def parse_ibdiagnet_net_dump(text: str, source: str = "ibdiagnet2.net_dump") -> 
 
 
 def _net_port(switch: re.Match[str], row: dict[str, str], source: str, no: int, raw: str) -> NetDumpPort:
+    try:
+        return _net_port_row(switch, row, source, no, raw)
+    except ValueError as exc:  # a GUID or number that does not read (ParseError is not a ValueError)
+        raise ParseError(source, no, raw[:120], f"not a net_dump port row: {exc}"[:200]) from None
+
+
+def _net_port_row(switch: re.Match[str], row: dict[str, str], source: str, no: int, raw: str) -> NetDumpPort:
     state = _NET_STATES.get(row["Sta"])
     if state is None or not row["IB#"].isdigit():
         raise ParseError(source, no, raw, f"unknown port state {row['Sta']!r} or port {row['IB#']!r}")

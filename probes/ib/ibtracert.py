@@ -10,6 +10,7 @@ from fabricdoc.probes.ib import check_port
 
 from fabricdoc.errors import ParseError
 from fabricdoc.model.ib import guid_id
+from fabricdoc.model.inputs import refuse_long_numbers
 from fabricdoc.model.records import LinkKey, PortRef
 
 
@@ -52,6 +53,7 @@ def parse_ibtracert(text: str, source: str = "ibtracert") -> IbTrace:
     dst: re.Match[str] | None = None
     hops: list[tuple[int, str, str, int]] = []
     src_port = dst_port = 0
+    refuse_long_numbers(text, source)
     lines = text.splitlines()
     for no, raw in enumerate(lines, 1):
         line = raw.strip()
