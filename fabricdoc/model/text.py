@@ -10,6 +10,7 @@ tables, history, error lines) passes untrusted strings through it.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 
@@ -29,3 +30,15 @@ def escape(text: Any) -> str:
     if s.isprintable():
         return s
     return "".join(c if c.isprintable() else _code(c) for c in s)
+
+
+# Code points JSON leaves raw that can still reorder or hide text where a JSON document is shown (a
+# terminal, a browser, a log viewer): DEL and C1 controls, bidi marks and overrides, line and paragraph
+# separators, the byte-order mark. JSON escapes C0 controls itself.
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]")
+
+
+def json_safe(text: str) -> str:
+    """JSON text (``json.dumps(..., ensure_ascii=False)``) with those code points written as ``\\uXXXX``
+    escapes: the same JSON value, safe to show. They can only sit inside strings, so this is exact."""
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

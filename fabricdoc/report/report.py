@@ -25,6 +25,7 @@ from fabricdoc.model.inputs import loads_json, read_text
 from fabricdoc.model.memory import gc_paused
 from fabricdoc.model.records import LinkKey, Node, Observations, PortRef
 from fabricdoc.model.severity import Severity
+from fabricdoc.model.text import json_safe
 from fabricdoc.model.times import now_iso
 from fabricdoc.model.topology import Fabric
 from fabricdoc.report.coverage import Coverage, Planned
@@ -204,7 +205,7 @@ class Report:
         for key, value in columns.items():
             compact = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
             text = text.replace(f'"{key}": {json.dumps(_SPLICE)}', f'"{key}": {compact}', 1)
-        return text
+        return json_safe(text)  # host names with U+202E or C1 controls stay escaped in the file too
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], source: str = "report", *, keep_columns: bool = False) -> Report:

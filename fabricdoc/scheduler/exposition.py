@@ -18,6 +18,7 @@ from prometheus_client.exposition import ThreadingWSGIServer
 from prometheus_client.utils import floatToGoString
 
 from fabricdoc.errors import FabricdocError
+from fabricdoc.model.text import escape
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 CLIENT_TIMEOUT_S = 30.0  # an idle or stalled connection is dropped after this long
@@ -35,7 +36,10 @@ class Source(Protocol):
 
 # -- the text format -------------------------------------------------------------------
 def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+    """A label value: non-printable characters (ESC, bidi overrides, controls) made visible as
+    ``\\x1b``/``\\u202e`` text first (names come from the fabric), then the text format's escapes."""
+    shown = "\n".join(escape(part) for part in value.split("\n"))  # a newline keeps the format's own \\n
+    return shown.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
 
 
 def labels(**kv: object) -> str:

@@ -328,16 +328,27 @@ def run_procs(procs: Sequence[Proc], timeout_s: float) -> RawRun:
         stack.close()
 
 
+_RESULT_NUMBERS = ("busbw_gbps", "algbw_gbps", "wrong")
+
+
+def _result(line: str) -> dict[str, Any]:
+    """One rank's result line (``MARKER`` + a JSON object), checked: an object with an integer rank, a
+    status, and finite non-negative figures. Anything else (another JSON value, a list as a figure,
+    a 5,000-digit number) is that rank's error, never an exception that ends the sweep."""
+    try:
+        rec = json.loads(line[len(MARKER):][:65536])
+    except (ValueError, RecursionError):
+        return {"status": "error", "error": f"a result line that is not JSON: {line[:120]!r}"}
+    ok = (isinstance(rec, dict) and type(rec.get("rank")) is int and 0 <= rec["rank"] < 1 << 20
+          and isinstance(rec.get("status"), str)
+          and all(rec.get(k) is None or (type(rec[k]) in (int, float) and 0 <= rec[k] < 1e18) for k in _RESULT_NUMBERS))
+    if not ok:
+        return {"status": "error", "error": f"a result line that is not a rank's result: {line[:120]!r}"}
+    return rec
+
+
 def _records(outputs: Sequence[str]) -> list[dict[str, Any]]:
-    recs = []
-    for text in outputs:
-        for line in text.splitlines():
-            if line.startswith(MARKER):
-                try:
-                    recs.append(json.loads(line[len(MARKER):]))
-                except json.JSONDecodeError:
-                    continue
-    return recs
+    return [_result(line) for text in outputs for line in text.splitlines() if line.startswith(MARKER)]
 
 
 def _tail(texts: Sequence[str], limit: int = 300) -> str:

@@ -259,7 +259,13 @@ def _check_blocks(st: _State, lines: list[str]) -> None:
     is either the tool's own HCA with no active port (nothing leads to it: kept, with
     a warning) or a block the output was cut after (something leads to it: error).
     """
-    by_ident = {n.ident: n for n in st.nodes}
+    by_ident: dict[str, _Node] = {}
+    for n in st.nodes:
+        first = by_ident.setdefault(n.ident, n)
+        if first is not n:
+            raise ParseError(st.source, n.line, lines[n.line - 1][:120],
+                             f"{n.desc!r} ({n.ident}) is described twice (first at line {first.line}): "
+                             "two outputs joined?")
     reached = {p.remote for n in st.nodes for p in n.ports}
     for n in st.nodes:
         if n.ports:

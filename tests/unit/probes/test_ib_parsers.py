@@ -356,3 +356,13 @@ def test_a_port_that_drops_every_mad_vanishes_from_discovery_and_error_scans():
     assert topo("mad_drops").node(NODE0003) is None
     r = parse_ibqueryerrors(captured("ibqueryerrors", "mad_drops"))
     assert r.nodes_checked == 21 and NODE0003 not in {c.node for c in r.counters}
+
+
+def test_a_node_block_printed_twice_names_both_lines():
+    text = captured("ibnetdiscover", "healthy")
+    blocks = text.split("\n\n")
+    i = next(k for k, b in enumerate(blocks) if b.lstrip().startswith(("Switch", "vendid")) and "Switch" in b)
+    doubled = "\n\n".join([*blocks[: i + 1], blocks[i], *blocks[i + 1:]])
+    with pytest.raises(ParseError, match=r"is described twice \(first at line \d+\)") as exc:
+        parse_ibnetdiscover(doubled, source="joined.txt")
+    assert exc.value.source == "joined.txt" and exc.value.line_no > 0

@@ -9,7 +9,9 @@ from fabricdoc.probes.bandwidth.launch import (
     MpirunLauncher,
     PairSpec,
     Proc,
+    RawRun,
     SrunLauncher,
+    pair_result,
     run_pair,
     run_procs,
     safe_name,
@@ -88,3 +90,16 @@ def test_nccl_tests_output_becomes_a_pair_result_with_wrong_kept_apart():
     err = pair_result(spec, RawRun("error", [1], [cut], ["mpirun: killed"], 3.0))
     assert err.status == "error" and ":54" in (err.error or "")  # the parse error names the cut line
     assert is_bidirectional("nccl-tests:sendrecv") and is_bidirectional("all_reduce") and not is_bidirectional("sendrecv")
+
+
+@pytest.mark.parametrize("line", ['[1, 2]', '"ok"', '{"rank": {}, "status": "ok"}', '{"rank": 1, "status": "ok", '
+                                  '"busbw_gbps": [3]}', '{"rank": 0, "status": "ok", "wrong": ' + "9" * 5000 + "}",
+                                  '{"rank": 0, "status": "ok", "busbw_gbps": 1e999}', '{' * 3000],
+                         ids=["list", "string", "rank object", "figure list", "huge wrong", "inf", "nesting"])
+def test_a_rank_result_line_that_is_not_a_result_is_that_tests_error_not_a_crash(line):
+    from fabricdoc.probes.bandwidth.bwtest import MARKER
+
+    spec = PairSpec(PortRef("a", 1), PortRef("b", 1))
+    good = MARKER + '{"rank": 1, "status": "ok", "busbw_gbps": 10.0, "algbw_gbps": 10.0, "wrong": 0}'
+    result = pair_result(spec, RawRun("ok", [0, 0], [MARKER + line, good], ["", ""], 1.0))
+    assert result.status == "error" and "result line" in result.error and len(result.error) < 300

@@ -125,3 +125,24 @@ def test_a_bad_link_deep_in_a_large_report_is_named_by_its_path():
     data["topology"]["links"][300]["b"] = ["spine", "one"]
     with pytest.raises(FabricdocError, match="big.json: .* at topology/links/300"):
         Report.from_dict(data, "big.json")
+
+
+def test_bidi_overrides_and_c1_controls_in_names_are_escaped_in_the_json_file_too():
+    import json
+
+    from tests.helpers.reports import make_report
+
+    report = make_report(bad_hosts=["node0003"])
+    report.findings[0].name = "node\u202e0003\x85\x1b[2J"
+    text = report.to_json()
+    assert "\u202e" not in text and "\x85" not in text and "\x1b" not in text
+    assert "\\u202e" in text and "\\u0085" in text
+    assert json.loads(text)["findings"][0]["name"] == "node\u202e0003\x85\x1b[2J"  # the same value
+
+
+def test_exporter_label_values_show_escape_and_bidi_characters_as_text():
+    from fabricdoc.scheduler.exposition import labels
+
+    out = labels(node="leaf\x1b[2J\u202e01", port=3)
+    assert "\x1b" not in out and "\u202e" not in out
+    assert out == '{node="leaf\\\\x1b[2J\\\\u202e01",port="3"}'
