@@ -14,7 +14,7 @@ import json
 import math
 from typing import Any
 
-from fabricdoc.errors import ParseError
+from fabricdoc.errors import FabricdocError, ParseError
 from fabricdoc.model.counters import register_problem
 from fabricdoc.model.inputs import json_values
 from fabricdoc.model.records import (
@@ -219,15 +219,23 @@ def documents_from_json(text: str, source: str = "<json>") -> list[dict[str, Any
     return docs
 
 
-def records_from_json(text: str, source: str = "<json>") -> list[Record]:
-    """All records of every document in ``text``, in order."""
+def records_from_json(text: str, source: str = "<json>", problems: list[ParseError] | None = None) -> list[Record]:
+    """All records of every document in ``text``, in order. With ``problems``, a record that cannot be
+    read is left out and its error appended there (the others are kept); without, it is raised."""
     out: list[Record] = []
+    seen = 0  # records are numbered across the documents of the file
     for doc in documents_from_json(text, source):
         records = doc.get("records")
         if not isinstance(records, list):
             raise ParseError(source, 0, "", "document has no records list")
-        start = len(out)  # records are numbered across the documents of the file
-        out.extend(record_from_dict(r, source, start + i) for i, r in enumerate(records))
+        for i, r in enumerate(records):
+            try:
+                out.append(record_from_dict(r, source, seen + i))
+            except ParseError as exc:
+                if problems is None:
+                    raise
+                problems.append(exc)
+        seen += len(records)
     return out
 
 
@@ -263,14 +271,28 @@ def load_records(paths: list[str]) -> Observations:
     from fabricdoc.model.inputs import read_text
 
     records: list[Record] = []
-    empty: list[ProbeRun] = []
+    unseen: list[ProbeRun] = []
     for path in paths:
-        text = read_text(path, "records")
-        got = records_from_json(text, source=str(path))
-        if not got:  # a host whose probe wrote nothing: not seen, never a silent pass
+        # One bad file, or one bad record in a file, costs only itself: it is listed as not seen.
+        problems: list[ParseError] = []
+        try:
+            text = read_text(path, "records")
+            got = records_from_json(text, source=str(path), problems=problems)
+        except FabricdocError as exc:
+            unseen.append(ProbeRun("records", str(path), "error", 0.0, str(exc)))
+            continue
+        for exc in problems[:MAX_LISTED]:
+            unseen.append(ProbeRun("records", str(path), "error", 0.0, str(exc)))
+        if len(problems) > MAX_LISTED:
+            unseen.append(ProbeRun("records", str(path), "error", 0.0,
+                                   f"{path}: {len(problems) - MAX_LISTED} more records could not be read"))
+        if not got and not problems:  # a host whose probe wrote nothing: not seen, never a silent pass
             why = "empty file (0 bytes)" if not text else "no records in it"
-            empty.append(ProbeRun("records", str(path), "error", 0.0, f"{path}: {why}: no probe output"))
+            unseen.append(ProbeRun("records", str(path), "error", 0.0, f"{path}: {why}: no probe output"))
         records.extend(got)
     obs = observations_from_records(records)
-    obs.probes.extend(empty)
+    obs.probes.extend(unseen)
     return obs
+
+
+MAX_LISTED = 20  # bad records of one file listed one by one; the rest are counted

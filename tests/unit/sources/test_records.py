@@ -77,3 +77,22 @@ def test_a_record_whose_type_is_not_a_name_is_one_error_naming_the_record(kind):
     doc = {"format": "fabricdoc-records", "version": 1, "records": [{"type": kind}]}
     with pytest.raises(ParseError, match="record 0 has unknown type"):
         records_from_json(json.dumps(doc), "r.json")
+
+
+def test_a_bad_record_or_file_among_good_ones_is_listed_and_the_rest_read(tmp_path):
+    import json
+
+    from fabricdoc.sources.records import load_records
+
+    good = records_to_json([PortState("n1", 1, "Active", "LinkUp", 4, 100.0), PortState("n2", 1, "Active")])
+    doc = json.loads(good)
+    doc["records"].insert(1, {"type": "PortState", "node": "n3", "port": 10**30, "state": "Active"})
+    (tmp_path / "a.json").write_text(json.dumps(doc))
+    (tmp_path / "b.json").write_bytes(b'{"format": "fabricdoc-records", \xff')
+    (tmp_path / "c.json").write_text(records_to_json([PairResult(PortRef("n1", 1), PortRef("n2", 1), "ok", 1.0, 2.0)]))
+    obs = load_records([str(tmp_path / n) for n in ("a.json", "b.json", "c.json")])
+    assert sorted(s.node for s in obs.states) == ["n1", "n2"] and len(obs.pairs) == 1
+    errors = [p.error for p in obs.probes if p.status == "error"]
+    assert len(errors) == 2
+    assert "a.json" in errors[0] and "record 1" in errors[0]
+    assert "b.json:1" in errors[1] and "not valid UTF-8" in errors[1]
