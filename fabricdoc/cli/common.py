@@ -85,6 +85,14 @@ def emit_report(report: Any, args: argparse.Namespace) -> int:
     return exit_code(report.verdict)
 
 
+def why_exit_2(command: str, refused: int, failed: int) -> int:
+    """Say in one stderr line why a command that acts on nodes exits 2; returns 2."""
+    parts = [f"{refused} refused (not ours to change, or not allowed)"] if refused else []
+    parts += [f"{failed} failed"] if failed else []
+    print(f"fabricdoc {command}: not everything was done: {', '.join(parts)} (listed above)", file=sys.stderr)
+    return 2
+
+
 def _not_seen_line(coverage: dict[str, Any]) -> str:
     """What a report could not see, in one line: the first thing and how many more."""
     items = coverage.get("not_seen") or []

@@ -58,7 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fabricdoc.cli.common import name_map
+    from fabricdoc.cli.common import name_map, why_exit_2
     from fabricdoc.cli.slurmargs import emit, mode_of, slurm_now
     from fabricdoc.report.report import Report
     from fabricdoc.scheduler import slurm
@@ -77,5 +77,5 @@ def run(args: argparse.Namespace) -> int:
     results = slurm.apply(actions, tools.run) if args.apply else None
     emit("drain", actions, skipped, results, args.json)
     if any(s.refused for s in skipped) or (results and not all(r.ok for r in results)):
-        return 2
+        return why_exit_2("drain", sum(1 for s in skipped if s.refused), sum(1 for r in results or [] if not r.ok))
     return 1 if actions else 0

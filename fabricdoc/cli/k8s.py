@@ -220,7 +220,7 @@ def run_npd(args: argparse.Namespace) -> int:
 
 
 def run_taints(args: argparse.Namespace) -> int:
-    from fabricdoc.cli.common import name_map
+    from fabricdoc.cli.common import name_map, why_exit_2
     from fabricdoc.scheduler import k8s
 
     report = _load(args)
@@ -242,12 +242,13 @@ def run_taints(args: argparse.Namespace) -> int:
         for line in k8s.kubectl_lines(ts, args.kubectl):
             print(line)
     if refused or (done and not all(r.ok for r in done)):
-        return 2
+        return why_exit_2(args.command, len(refused),
+                          sum(1 for r in done or [] if not r.ok))
     return 1 if ts else 0
 
 
 def run_untaint(args: argparse.Namespace) -> int:
-    from fabricdoc.cli.common import name_map
+    from fabricdoc.cli.common import name_map, why_exit_2
     from fabricdoc.scheduler import k8s
 
     if args.apply and args.nodes_json:
@@ -273,7 +274,7 @@ def run_untaint(args: argparse.Namespace) -> int:
         else:
             _results(done)
     if any(k.refused for k in kept) or (done and not all(r.ok for r in done)):
-        return 2
+        return why_exit_2(args.command, sum(1 for k in kept if k.refused), sum(1 for r in done or [] if not r.ok))
     return 0
 
 
