@@ -99,7 +99,10 @@ def _from_csv(text: str, source: str) -> list[HostMapEntry]:
     for no, raw in enumerate(text.splitlines(), 1):
         if not raw.strip() or raw.lstrip().startswith("#"):
             continue
-        cells = [c.strip() for c in next(csv.reader([raw]))]
+        try:
+            cells = [c.strip() for c in next(csv.reader([raw]))]
+        except csv.Error as exc:
+            raise ConfigError(f"{source}:{no}: not a CSV row: {exc}") from None
         if header is None:
             header = [c.lower() for c in cells]
             unknown = [c for c in header if c not in _COLUMNS]

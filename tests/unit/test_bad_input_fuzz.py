@@ -207,3 +207,25 @@ def test_a_line_of_several_megabytes_is_read_in_linear_time(name, parse, sample)
     text = sample.read_text()
     for line in ("1" * 3_000_000, "a " * 1_500_000, "0x1 : (" * 400_000, "'" + "a" * 3_000_000):
         _attempt(parse, text[: len(text) // 2] + "\n" + line + "\n" + text[len(text) // 2:])
+
+
+HOST_MAPS = {
+    "hosts.csv": "# HCAs nothing named\nguid,lid,description,host,rail\n0xe09d730300858d88,,,a06-p1-dgx-02-c06,5\n"
+                 ",495,,a06-p1-dgx-02-c08,5\n",
+    "hosts.yaml": '- {guid: "0xe09d730300858f00", host: b08-p1-dgx-08-c03, rail: 5}\n- {lid: 4242, host: nowhere}\n',
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOST_MAPS))
+@FUZZ
+@given(kind=MUTATIONS, at=st.floats(0, 1), swap=st.sampled_from(["", "{}", "[1, [2]]", "9" * 5000, "\u202e"]))
+def test_a_mutated_host_map_is_one_error(name, kind, at, swap, tmp_path_factory):
+    from fabricdoc.fabric.hostmap import load_host_map
+
+    text = _mutate(HOST_MAPS[name], kind, at)
+    if swap:
+        text = text.replace("5", swap, 1)
+    path = tmp_path_factory.mktemp("m") / name
+    path.write_text(text)
+    with contextlib.suppress(FabricdocError):
+        load_host_map(path)
