@@ -124,6 +124,8 @@ class Measured:
     planned_tests: int
     judged: TestJudgement | None = None  # the tests as the last localization judged them
     errors: list[str] = field(default_factory=list)  # what could not be read (a history store), kept going
+    group_load: bool = False  # screening group tests ran: coverage says what they did not load
+    isolation_left: int = 0  # failing groups isolation had not finished at its round cap
 
 
 def measure_and_retest(
@@ -152,6 +154,7 @@ def measure_and_retest(
     measure(plan, 0, obs.pairs)
     judged, findings = judged_findings()
     rounds, planned = len(plan.rounds), plan.test_count
+    group_load, isolation_left = False, 0
     suspects = retest_suspects(fabric, findings, obs.pairs) if retest else []
     if suspects:
         again = retest_plan(fabric, suspects, bidirectional=measure.bidirectional)
@@ -173,8 +176,9 @@ def measure_and_retest(
                        expect=group_expectation, chase=groups, explained=_blamed_links(fabric, findings))
         progress("groups", 1, 1)
         rounds += done.rounds  # group tests are counted in the report's tests.groups_* (not as planned pairs)
+        group_load, isolation_left = groups, done.unfinished
         judged, findings = judged_findings()
-    return Measured(findings, rounds, planned, judged, errors)
+    return Measured(findings, rounds, planned, judged, errors, group_load, isolation_left)
 
 
 def _blamed_links(fabric: Fabric, findings: list[Finding]) -> set[LinkKey]:
@@ -354,6 +358,7 @@ def _simulated(cfg: SweepConfig, progress: Progress, options: Options, state: _P
                                retest=cfg.retest, progress=progress, history=cfg.history,
                                **_group_options(cfg))
     planned.tests = found.planned_tests
+    planned.group_load, planned.isolation_left = found.group_load, found.isolation_left
     return observed, obs, found, planned
 
 
@@ -448,6 +453,7 @@ def _measure(fabric: Fabric, obs: Observations, cfg: SweepConfig, progress: Prog
         measure.close()
         state.run_id = measure.run_id
     planned.tests = found.planned_tests
+    planned.group_load, planned.isolation_left = found.group_load, found.isolation_left
     return found
 
 

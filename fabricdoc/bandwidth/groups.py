@@ -12,15 +12,15 @@ job's ring: :func:`fabricdoc.impact.collectives.job_ring` sorts hosts the same w
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from fabricdoc.errors import TopologyError
 from fabricdoc.model.flows import maxmin
-from fabricdoc.model.groups import busbw_from_rates, fan, group_flows
+from fabricdoc.model.groups import busbw_from_rates, channel_load, fan, group_flows
 from fabricdoc.model.paths import Channel
-from fabricdoc.model.records import PortRef
+from fabricdoc.model.records import LinkKey, PortRef
 from fabricdoc.model.topology import Fabric
 
 # An alltoall over n ranks is n(n-1) flows: larger groups are cut into chunks of this many ports.
@@ -94,21 +94,92 @@ def screen_rounds(fabric: Fabric, ports: Sequence[PortRef], test: str = "alltoal
                 suffix = f" part {i + 1}" if len(parts) > 1 else ""
                 first.append(GroupTest(tuple(chunk), test, "screen", f"leaf {fabric.label(leaf)}{suffix}"))
     names = list(leaves)
-    second = []
-    for i in range(0, len(names) - 1, 2):
-        a, b = names[i], names[i + 1]
-        if i + 3 == len(names):  # an odd leaf out joins the last pair
-            c = names[i + 2]
-            members = leaves[a] + leaves[b] + leaves[c]
-            label = f"leaves {fabric.label(a)}+{fabric.label(b)}+{fabric.label(c)}"
-        else:
-            members = leaves[a] + leaves[b]
-            label = f"leaves {fabric.label(a)}+{fabric.label(b)}"
-        half = max(1, size // 2)
-        if len(members) > size:  # as many of each leaf as fit, so the uplinks still carry many flows
-            members = leaves[a][:half] + leaves[b][:half]
-        second.append(GroupTest(tuple(sorted(members)), test, "screen", label))
-    return [r for r in (first, second) if r]
+
+    def round_of(pairs: list[tuple[str, ...]]) -> list[GroupTest]:
+        out = []
+        for trio in pairs:
+            members = [p for leaf in trio for p in leaves[leaf]]
+            share = max(1, size // len(trio))
+            if len(members) > size:  # as many of each leaf as fit, so the uplinks still carry many flows
+                members = [p for leaf in trio for p in leaves[leaf][:share]]
+            out.append(GroupTest(tuple(sorted(members)), test, "screen",
+                                 "leaves " + "+".join(fabric.label(leaf) for leaf in trio)))
+        return out
+
+    rounds = [r for r in (first, round_of(_far_pairs(names))) if r]
+    # Then pairs of leaves at other distances, a round each, while one loads switch cables the rounds so
+    # far did not (on a rail-optimized fabric: the spines between different rails), at most EXTRA_ROUNDS.
+    loaded = _loaded(fabric, rounds)
+    todo = _switch_cables(fabric) - loaded
+    for pairs in (m for offset in _offsets(len(names)) for m in _pairs_at(names, offset)):
+        if not todo or len(rounds) >= 2 + EXTRA_ROUNDS:
+            break
+        extra = round_of(pairs)
+        gained = _loaded(fabric, [extra]) & todo
+        if gained:
+            rounds.append(extra)
+            todo -= gained
+    return rounds
+
+
+EXTRA_ROUNDS = 8  # pair rounds beyond the far pairing, each only when it loads cables the others did not
+LOADED_FLOWS = 2  # a cable direction that carried this many flows at once was loaded (a pair round gives 1)
+
+
+def _far_pairs(names: list[str]) -> list[tuple[str, ...]]:
+    """Leaves paired far apart in name order (the first half with the second): leaves named in pod or
+    unit order are then paired across pods (loading agg-core cables and cores) and across units on the
+    same rail (loading every spine plane), not only with their neighbours. An odd leaf joins the last pair."""
+    half = len(names) // 2
+    pairs: list[tuple[str, ...]] = [(names[i], names[i + half]) for i in range(half)]
+    if len(names) % 2 and pairs:
+        pairs[-1] = (*pairs[-1], names[-1])
+    return pairs
+
+
+def _offsets(n: int) -> list[int]:
+    """Leaf distances to try after the far one: neighbours first, then the rest."""
+    return [o for o in range(1, n) if o != n // 2 and o <= n - o]
+
+
+def _pairs_at(names: list[str], offset: int) -> list[list[tuple[str, ...]]]:
+    """Every pair of leaves ``offset`` apart in name order (wrapping around), as rounds of disjoint
+    pairs (each a greedy matching of the pairs the rounds before did not take)."""
+    n = len(names)
+    left = list(dict.fromkeys(tuple(sorted((i, (i + offset) % n))) for i in range(n) if (i + offset) % n != i))
+    rounds: list[list[tuple[str, ...]]] = []
+    while left:
+        used: set[int] = set()
+        now, later = [], []
+        for i, j in left:
+            if i in used or j in used:
+                later.append((i, j))
+            else:
+                used |= {i, j}
+                now.append((names[i], names[j]))
+        rounds.append(now)
+        left = later
+    return rounds
+
+
+def _switch_cables(fabric: Fabric) -> set[LinkKey]:
+    return {k for k, link in fabric.links.items() if link.state == "up"
+            and fabric.nodes[k.a.node].kind == "switch" and fabric.nodes[k.b.node].kind == "switch"}
+
+
+def _loaded(fabric: Fabric, rounds: Sequence[Sequence[GroupTest]]) -> set[LinkKey]:
+    """Cables some round put :data:`LOADED_FLOWS` flows on at once (in a direction routes use: on a
+    rail-optimized fabric a spine cable between rails carries one direction only)."""
+    out: set[LinkKey] = set()
+    for tests in rounds:
+        load: Counter[Channel] = Counter()
+        for t in tests:
+            try:
+                load.update(channel_load(group_flows(fabric, t.members, t.test)))
+            except TopologyError:
+                continue
+        out |= {key for (key, _), n in load.items() if n >= LOADED_FLOWS}
+    return out
 
 
 def full_load_rounds(ports: Sequence[PortRef]) -> list[list[GroupTest]]:

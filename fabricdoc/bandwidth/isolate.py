@@ -50,6 +50,7 @@ class Isolation:
     rounds: int = 0
     tests: int = 0
     judge: GroupJudge = field(default_factory=GroupJudge)
+    unfinished: int = 0  # failing groups still being chased when the round cap stopped isolation
 
     @property
     def failing(self) -> list[GroupResult]:
@@ -173,6 +174,7 @@ def isolate(
                 chases.remove(chase)
                 del wants[id(chase)]
                 start(stop.value or [])
+    out.unfinished = len(chases)
     # Every probe of the failing groups passed (one failing probe alone may be a transient slowdown):
     # only the round's load together showed the fault.
     if chase and out.failing and sum(1 for g in out.failing if g.phase in CHASED) <= TRANSIENTS:

@@ -195,4 +195,13 @@ def add_names(p: argparse.ArgumentParser) -> None:
 
 def add_progress(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
-    p.add_argument("--quiet", dest="no_progress", action="store_true", help=HIDDEN)
+    add_quiet(p)
+
+
+QUIET_HELP = ("print only the one verdict line, no progress (gate: nothing when it passes); the exit code says "
+              "the same, and -o / --json still write everything")
+
+
+def add_quiet(p: argparse.ArgumentParser) -> None:
+    """-q/--quiet, the same wherever a command prints a verdict."""
+    p.add_argument("-q", "--quiet", action="store_true", help=QUIET_HELP)

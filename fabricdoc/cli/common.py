@@ -69,6 +69,8 @@ def emit_report(report: Any, args: argparse.Namespace) -> int:
             failed = exc
     if getattr(args, "json", False):
         sys.stdout.write(report.to_json() + "\n")
+    elif getattr(args, "quiet", False):
+        print(summary_text(report).splitlines()[0])  # the verdict line; the exit code says the rest
     else:
         print(summary_text(report))
         if output and failed is None:

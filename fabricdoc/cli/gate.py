@@ -79,7 +79,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--scontrol", default="scontrol", metavar="PATH", help="scontrol to run (default: from PATH)")
     a.add_names(p)
     a.add_json(p)
-    p.add_argument("-q", "--quiet", action="store_true", help="print nothing when the gate passes")
+    a.add_quiet(p)
     p.set_defaults(func=run)
 
 

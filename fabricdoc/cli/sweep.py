@@ -64,9 +64,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "and adaptive isolation of failing groups: finds faults that only show when many flows meet")
     p.add_argument("--full-load", action="store_true",
                    help="a full-load round: every host at once (all_reduce, then alltoall up to 512 ports)")
-    p.add_argument("--group-test", choices=("alltoall", "all_reduce", "fan"), default="alltoall",
+    p.add_argument("--group-test", choices=("alltoall", "all_reduce", "fan"), default=None,
                    help="the collective of --groups screening groups (default alltoall: loads every cable; fan: "
-                   "leaf groups, then an incast into each leaf in turn, one round a leaf)")
+                   "leaf groups, then an incast into each leaf in turn, one round a leaf); needs --groups")
     p.add_argument("--journal", metavar="FILE",
                    help="journal of finished bandwidth tests (JSON lines): a new sweep starts it afresh")
     p.add_argument("--resume", action="store_true",
@@ -95,8 +95,17 @@ def config_from_args(args: argparse.Namespace):
         bandwidth=not args.no_bandwidth, test_timeout_s=args.test_timeout, size_bytes=args.size,
         backend=args.backend, journal=args.journal, resume=args.resume, slow_ratio=args.slow_ratio,
         nccl_tests=args.nccl_tests, drain_policy=a.drain_policy_of(args),
-        groups=args.groups, full_load=args.full_load, group_test=args.group_test,
+        groups=args.groups, full_load=args.full_load, group_test=_group_test(args),
     )
+
+
+def _group_test(args: argparse.Namespace) -> str:
+    """The screening collective; asked for without --groups it would silently do nothing: refused."""
+    if args.group_test is not None and not args.groups:
+        from fabricdoc.errors import ConfigError
+
+        raise ConfigError(f"--group-test {args.group_test} chooses the --groups screening collective: add --groups")
+    return args.group_test or "alltoall"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -108,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
 
     cfg = config_from_args(args)
     try:
-        with progress_bar(not args.no_progress and not args.json) as progress:
+        with progress_bar(not (args.no_progress or args.quiet or args.json)) as progress:
             report = run_sweep(cfg, progress)
     except SweepInterrupted as stop:
         # Whatever finished is kept: the partial report (marked incomplete) is printed and written.

@@ -12,10 +12,14 @@ seen; one with nothing to check (``n/a``: no GPU, no NUMA nodes) is not counted.
 
 from __future__ import annotations
 
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from fabricdoc.errors import TopologyError
+from fabricdoc.model.groups import channel_load, group_flows
+from fabricdoc.model.paths import Channel
 from fabricdoc.model.records import Observations, PortRef, ProbeStatus
 from fabricdoc.model.topology import Fabric
 
@@ -31,6 +35,8 @@ class Planned:
     hosts: set[str] | None = None  # fabric node ids of hosts that should report (probes, records)
     tests: int | None = None  # bandwidth tests planned (sweep and re-test rounds)
     logs: int | None = None  # nccl-tests logs found
+    group_load: bool = False  # group tests were to load every switch and switch cable (--groups)
+    isolation_left: int = 0  # failing groups isolation had not finished when its round cap stopped it
 
 
 @dataclass
@@ -45,6 +51,7 @@ class Coverage:
     tests_measured: int | None = None
     not_seen: list[dict[str, str]] = field(default_factory=list)
     not_seen_count: int = 0
+    group_load: dict[str, int] | None = None  # cable class -> most concurrent flows group tests reached
 
     @property
     def complete(self) -> bool:
@@ -63,6 +70,7 @@ class Coverage:
             "tests": {"planned": self.tests_planned, "measured": self.tests_measured},
             "not_seen": list(self.not_seen),
             "not_seen_count": self.not_seen_count,
+            **({"group_load": dict(self.group_load)} if self.group_load is not None else {}),
         }
 
     @classmethod
@@ -70,7 +78,7 @@ class Coverage:
         ports, hosts, tests = d.get("ports", {}), d.get("hosts", {}), d.get("tests", {})
         return cls(ports.get("planned"), ports.get("sampled"), hosts.get("planned"), hosts.get("seen"),
                    tests.get("planned"), tests.get("measured"), list(d.get("not_seen", [])),
-                   int(d.get("not_seen_count", len(d.get("not_seen", [])))))
+                   int(d.get("not_seen_count", len(d.get("not_seen", [])))), d.get("group_load"))
 
 
 def _sampled_twice(obs: Observations) -> set[PortRef]:
@@ -130,7 +138,62 @@ def measure(fabric: Fabric, obs: Observations, planned: Planned) -> Coverage:
         short = planned.tests - len(obs.pairs)
         if short > 0:
             cov.add(f"{short} planned bandwidth tests", "not run")
+    if planned.group_load:
+        _group_coverage(fabric, obs, cov)
+    if planned.isolation_left:
+        cov.add(f"isolation of {planned.isolation_left} failing group tests",
+                "stopped by its round cap before it named the part: re-run with --groups on those hosts")
     return cov
+
+
+LOADED_FLOWS = 2  # as bandwidth.groups.LOADED_FLOWS: a cable direction carrying this many flows at once was loaded
+
+
+def cable_class(fabric: Fabric, a: str, b: str, levels: dict[str, int]) -> str:
+    """``host-L1``, ``L1-L2``, ``L2-L3``...: a cable's class by the levels of its ends (hosts are 0)."""
+    lo, hi = sorted((levels.get(a, 0), levels.get(b, 0)))
+    return f"{'host' if lo == 0 else f'L{lo}'}-L{hi}"
+
+
+def _group_coverage(fabric: Fabric, obs: Observations, cov: Coverage) -> None:
+    """What the group tests loaded: per cable direction the most flows one round put on it at once.
+    A switch cable some test crossed (pair or group: a route uses it) that never carried
+    :data:`LOADED_FLOWS` flows at once was never loaded, so a fault that shows only under load (a buffer,
+    a cable that collapses above k flows) could hide there: said as not seen, so the verdict cannot be
+    pass. Records, per cable class, the most flows reached."""
+    per_round: dict[int, Counter[Channel]] = defaultdict(Counter)
+    for g in obs.groups:
+        if g.status == "error":
+            continue  # it could not run: it loaded nothing
+        try:
+            per_round[g.round].update(channel_load(group_flows(fabric, g.members, g.test)))
+        except TopologyError:
+            continue
+    most: Counter[Channel] = Counter()
+    for load in per_round.values():
+        for chan, n in load.items():
+            most[chan] = max(most[chan], n)
+    crossed = {key for key, _ in most}
+    for p in obs.pairs:
+        try:
+            crossed.update(fabric.path(p.src, p.dst))
+        except TopologyError:
+            continue
+    levels = fabric.levels()
+    reached: dict[str, int] = {}
+    unloaded = []
+    for key, link in sorted(fabric.links.items(), key=lambda kv: str(kv[0])):
+        cls = cable_class(fabric, key.a.node, key.b.node, levels)
+        flows = max(most[(key, 0)], most[(key, 1)])
+        reached[cls] = max(reached.get(cls, 0), flows)
+        if link.state == "up" and not cls.startswith("host") and key in crossed and flows < LOADED_FLOWS:
+            unloaded.append((key, flows))
+    cov.group_load = dict(sorted(reached.items()))
+    for key, flows in unloaded[:NOT_SEEN_SHOWN]:
+        cov.add(f"group load on cable {fabric.label(key.a.node)}[{key.a.port}] -- {fabric.label(key.b.node)}"
+                f"[{key.b.port}]", f"no group test put {LOADED_FLOWS} flows on it at once "
+                f"(most: {flows}): a fault that shows only under load would not show there")
+    cov.not_seen_count += max(0, len(unloaded) - NOT_SEEN_SHOWN)
 
 
 def host_ports(fabric: Fabric, hosts: Iterable[str] | None = None) -> set[PortRef]:

@@ -25,6 +25,10 @@ from fabricdoc.model.text import escape as safe
 from fabricdoc.report.report import Report
 
 
+def plural(n: int, word: str) -> str:
+    """``1 round``, ``2 rounds``: a count with its noun in the right number."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
 def evidence_line(ev: Evidence) -> str:
     """One line per evidence item, in the words an engineer uses."""
     if isinstance(ev, CounterEvidence):
@@ -204,14 +208,15 @@ def summary_text(report: Report, evidence_per_finding: int = 3) -> str:
     conns, failed = t.get("connections_seen", 0), t.get("connections_failed", 0)
     if t.get("pairs_tested", 0) > conns:
         tested.append(
-            f"{t['pairs_tested'] - conns} bandwidth tests in {t.get('rounds')} rounds "
+            f"{plural(t['pairs_tested'] - conns, 'bandwidth test')} in {plural(t.get('rounds') or 0, 'round')} "
             f"({t.get('pairs_slow', 0)} slow, {t.get('pairs_hung', 0) - failed} hung, {t.get('pairs_wrong', 0)} corrupt, "
             f"{t.get('pairs_error', 0)} could not run)"
         )
     if conns:
         tested.append(f"{conns} job connections between NIC ports from NCCL's log ({failed} failed)")
     if t.get("groups_tested"):
-        tested.append(f"{t['groups_tested']} group tests ({t.get('groups_failing', 0)} failing, "
+        rounds = f" in {plural(t['group_rounds'], 'round')}" if t.get("group_rounds") else ""
+        tested.append(f"{plural(t['groups_tested'], 'group test')}{rounds} ({t.get('groups_failing', 0)} failing, "
                       f"{t.get('groups_error', 0)} could not run)")
     if t.get("ports_sampled"):
         secs = float(t.get("interval_s") or 0)

@@ -117,7 +117,9 @@ class Report:
             "pairs_hung": sum(1 for p in pairs if p.status == "hung"),
             "pairs_wrong": sum(1 for p in pairs if p.status == "wrong"),
             "pairs_error": sum(1 for p in pairs if p.status == "error"),
-            "rounds": rounds if rounds is not None else len({p.round for p in pairs}),
+            # Pair rounds only: group rounds are counted apart (a sweep's ``rounds`` holds both).
+            "rounds": (rounds - len({g.round for g in obs.groups})) if rounds is not None
+            else len({p.round for p in pairs}),
             "ports_sampled": len(obs.after),
             "interval_s": obs.interval_s,
             "duration_s": duration_s,
@@ -128,6 +130,7 @@ class Report:
             tests["connections_failed"] = sum(1 for p in job if p.status == "hung")
         if obs.groups:
             tests["groups_tested"] = len(obs.groups)
+            tests["group_rounds"] = len({g.round for g in obs.groups})
             tests["groups_failing"] = sum(1 for j, g in enumerate(obs.groups) if judged.group_failed(j, g))
             tests["groups_error"] = sum(1 for g in obs.groups if g.status == "error")
         cov = measure_coverage(fabric, obs, planned or Planned())

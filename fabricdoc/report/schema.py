@@ -198,6 +198,9 @@ REPORT_SCHEMA: dict[str, Any] = {
                     "type": "object", "required": ["what", "why"],
                     "properties": {"what": {"type": "string"}, "why": {"type": "string"}}}},
                 "not_seen_count": {"type": "integer", "minimum": 0},
+                "group_load": {"type": "object", "description": "per cable class (host-L1, L1-L2, ...), the most "
+                               "concurrent flows group tests put on one cable direction (only with group tests)",
+                               "additionalProperties": {"type": "integer", "minimum": 0}},
             },
         },
         "thresholds": {
@@ -306,6 +309,8 @@ REPORT_SCHEMA: dict[str, Any] = {
                 "connections_failed": {"type": "integer", "description": "of those, the ones that failed "
                                        "(among pairs_hung)"},
                 "groups_tested": {"type": "integer", "description": "group collectives run (only when any ran)"},
+                "group_rounds": {"type": "integer", "description": "rounds of group collectives (rounds counts "
+                                 "the pair rounds alone)"},
                 "groups_failing": {"type": "integer"},
                 "groups_error": {"type": "integer"},
             },

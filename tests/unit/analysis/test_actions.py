@@ -123,3 +123,25 @@ def test_every_finding_of_a_report_carries_its_action_in_the_json(fabric):
     data = json.loads(report.to_json())
     assert data["findings"] and all(x["action"]["do"] and x["action"]["who"] in ACTION_WHO for x in data["findings"])
     assert Report.from_dict(data).findings[0].action == report.findings[0].action
+
+
+def test_a_switch_that_collapses_under_load_gets_its_own_action_not_the_generic_switch_one():
+    from fabricdoc.analysis.actions import action_for
+    from fabricdoc.model.findings import Finding
+
+    f = Finding("F1", "switch", "spine02", "load_collapse", "error", 0.99, [], None, ["spine02"])
+    action = action_for(f)
+    assert action is not None and "buffer" in action.do and "line card" not in action.do
+
+
+def test_every_rule_that_names_a_fault_and_a_kind_is_reachable_by_that_pair():
+    # A rule earlier in the file that matches the same (fault, kind) more loosely would shadow it.
+    from fabricdoc.analysis.actions import DEFAULT_ACTIONS, action_for
+    from fabricdoc.model.findings import Finding
+
+    for rule in DEFAULT_ACTIONS:
+        if rule.fault == "*" or not rule.kinds or rule.ends or rule.severities:
+            continue
+        for kind in rule.kinds:
+            f = Finding("F1", kind, "x", rule.fault, "error", 0.9, [], None, ["x"])
+            assert action_for(f).do == rule.action.do, (rule.fault, kind)

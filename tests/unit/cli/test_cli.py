@@ -114,3 +114,20 @@ def test_a_saved_ibnetdiscover_output_sweeps_as_a_simulated_fabric():
     report = json.loads(r.stdout)
     assert report["fabric"]["hosts"] == 16 and report["fabric"]["switches"] == 6
     assert report["tests"]["pairs_tested"] > 16
+
+
+def test_quiet_prints_only_the_verdict_line_and_keeps_the_exit_code(capsys):
+    from fabricdoc.cli.main import main
+
+    assert main(["sweep", "--fabric", "demo", "-q"]) == 1
+    out, err = capsys.readouterr()
+    assert out.splitlines() == ["fabricdoc: demo (32 hosts, 12 switches, 64 links) -- verdict: FAIL"]
+    assert "groups" not in err  # no progress bar either
+
+
+def test_a_group_test_without_groups_is_refused_not_silently_ignored(capsys):
+    from fabricdoc.cli.main import main
+
+    assert main(["sweep", "--fabric", "demo", "--group-test", "fan", "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "--group-test fan" in err and "add --groups" in err
