@@ -170,11 +170,13 @@ def measure_and_retest(
         screens = full_load_rounds(ports) if full_load else []
         if groups:
             screens += screen_rounds(fabric, ports, group_test)
-        progress("groups", 0, 1)
+        total = sum(len(s) for s in screens)
+        progress("groups", 0, total)
         judge = GroupJudge(judged.expectations, options.slow_ratio)
         done = isolate(fabric, make(obs.groups), screens, judge=judge, first_round=rounds,
-                       expect=group_expectation, chase=groups, explained=_blamed_links(fabric, findings))
-        progress("groups", 1, 1)
+                       expect=group_expectation, chase=groups, explained=_blamed_links(fabric, findings),
+                       progress=lambda n, known: progress("groups", n, known))
+        progress("groups", done.tests, done.tests)
         rounds += done.rounds  # group tests are counted in the report's tests.groups_* (not as planned pairs)
         group_load, isolation_left = groups, done.unfinished
         judged, findings = judged_findings()

@@ -107,19 +107,26 @@ def isolate(
     probes: int = 8,
     chase: bool = True,
     explained: Collection[LinkKey] = (),
+    progress: Callable[[int, int], None] | None = None,
 ) -> Isolation:
     """Run ``screens`` and chase every failing group until each is isolated (or ``max_rounds`` pass);
     ``chase=False`` runs the screens only. A failing group whose routes cross an ``explained`` cable
     (one other evidence already blamed) is not chased: that cable explains it. ``judge`` says which
-    results failed (default: against what the healthy groups seen so far reach)."""
+    results failed (default: against what the healthy groups seen so far reach). ``progress(done,
+    known)`` is told after every round: group tests run, and those known so far (screens plus the
+    chases' probes, which grow as isolation finds more to chase)."""
     judge = judge or GroupJudge()
     state = _State(fabric, judge)
     out = Isolation(judge=judge)
+
+    screened = sum(len(s) for s in screens)
 
     def run(tests: list[GroupTest], again: bool = True) -> list[GroupResult]:
         results = runner(first_round + out.rounds, tests, expect(fabric, tests))
         out.rounds += 1
         out.tests += len(tests)
+        if progress is not None:
+            progress(out.tests, max(out.tests, screened))
         out.results.extend(results)
         judge.see(results)
         state.saw(tests, results)

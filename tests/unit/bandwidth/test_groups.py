@@ -233,3 +233,15 @@ def test_isolation_stopped_by_its_round_cap_is_not_seen():
 
     cov = measure(_fabric(), Observations(), Planned(isolation_left=3))
     assert not cov.complete and "isolation of 3 failing group tests" in cov.not_seen[0]["what"]
+
+
+def test_progress_counts_the_group_tests_as_they_run():
+    from fabricdoc.sweep import SweepConfig, run_sweep
+
+    seen = []
+    report = run_sweep(SweepConfig(fabric="demo", groups=True),
+                       progress=lambda stage, n, total: seen.append((n, total)) if stage == "groups" else None)
+    assert seen[0] == (0, seen[0][1]) and seen[0][1] > 1  # the screening tests known from the start
+    assert len(seen) > 2 and all(n <= total for n, total in seen)
+    assert [n for n, _ in seen] == sorted(n for n, _ in seen)  # never goes back
+    assert seen[-1] == (report.tests["groups_tested"], report.tests["groups_tested"])
