@@ -29,6 +29,19 @@ HISTORY_HELP = (f"the sweep history store (SQLite file; default ${HISTORY_ENV}).
                 "is given")
 
 
+
+def positive_hours(text: str) -> float:
+    """A job length in hours: a finite number above 0 (a zero-hour job costs nothing to lose)."""
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of hours") from None
+    if not math.isfinite(value) or not 0 < value <= 24 * 366:
+        raise argparse.ArgumentTypeError(f"{text!r}: a job length is more than 0 and at most a year of hours")
+    return value
+
 def add_report(p: argparse.ArgumentParser, *, required: bool = True) -> None:
     """The report a command reads: a positional REPORT, with ``--report FILE`` kept as a hidden alias."""
     p.add_argument("report", nargs="?", metavar="REPORT",
@@ -76,8 +89,8 @@ def add_job_hosts(p: argparse.ArgumentParser) -> None:
 
 
 def add_job_cost(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--hours", type=float, default=24.0, metavar="H",
-                   help="planned job length in hours, for the job-cost figures (default 24)")
+    p.add_argument("--hours", type=positive_hours, default=24.0, metavar="H",
+                   help="planned job length in hours, for the job-cost figures (default 24; more than 0)")
     p.add_argument("--checkpoint-minutes", type=float, metavar="MIN",
                    help="minutes one checkpoint takes to write (default 5); sets the Young/Daly interval")
 

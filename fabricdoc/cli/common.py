@@ -87,6 +87,16 @@ def emit_report(report: Any, args: argparse.Namespace) -> int:
     return exit_code(report.verdict)
 
 
+def verdict_exit(report: Any, command: str) -> int:
+    """The report's verdict as the exit code (0 pass, 1 faults, 2 incomplete with one stderr line why)."""
+    from fabricdoc.model.text import escape
+    from fabricdoc.report.report import exit_code
+
+    if report.verdict == "incomplete":
+        print(f"fabricdoc {command}: incomplete: {escape(_not_seen_line(report.coverage))}", file=sys.stderr)
+    return exit_code(report.verdict)
+
+
 def why_exit_2(command: str, refused: int, failed: int) -> int:
     """Say in one stderr line why a command that acts on nodes exits 2; returns 2."""
     parts = [f"{refused} refused (not ours to change, or not allowed)"] if refused else []

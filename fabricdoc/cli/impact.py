@@ -21,9 +21,11 @@ fabric would: OpenSM minhop over read forwarding tables, else up/down / ECMP) an
 Expected busbw = each figure x the fabric's efficiency (median measured/expected of healthy tests
 per message size, or --efficiency). Job cost: hosts fail independently; checkpoint interval by Young/Daly.
 
-exit codes:
-  0  the table (or JSON) was printed
-  2  could not run (unreadable report, report without topology, unknown job host): one line says why
+exit codes (the report's verdict, as every command gives it):
+  0  the report passed: the table (or JSON) was printed
+  1  the report found faults (fail or degraded): the table shows what they cost
+  2  could not run (unreadable report, report without topology, unknown job host), or the report
+     did not see everything it planned (incomplete): one line on stderr says why
 """
 
 
@@ -188,7 +190,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(section, indent=2, allow_nan=False) + "\n")
     else:
         print_section(section, common.stdout_console())
-    return 0
+    return common.verdict_exit(report, args.command)
 
 
 def link_text(link: list) -> str:

@@ -73,8 +73,9 @@ def given_efficiency(spec: str, source: str = "--efficiency") -> Efficiency:
             eff = float(value)
         except ValueError:
             raise ConfigError(f"{source}: item {i + 1} {part.strip()!r}: the efficiency is not a number") from None
-        if not 0 < eff <= 1.5 or not math.isfinite(eff):
-            raise ConfigError(f"{source}: item {i + 1} {part.strip()!r}: the efficiency must be in (0, 1.5]")
+        if not 0 < eff <= 1 or not math.isfinite(eff):
+            raise ConfigError(f"{source}: item {i + 1} {part.strip()!r}: the efficiency is a fraction of the line "
+                              "rate, in (0, 1]: a fabric never carries more than its links")
         try:
             size = parse_size(size_text) if size_text.strip() else 0
         except ConfigError as e:

@@ -28,7 +28,7 @@ def report_path(tmp_path):
 
 def test_json_output_has_busbw_nominal_now_after_drain_and_job_cost(report_path, capsys):
     assert main(["impact", str(report_path), "--json", "--hours", "24", "--checkpoint-minutes", "5",
-                 "--host-mtbf-hours", "192"]) == 0
+                 "--host-mtbf-hours", "192"]) == 1  # the report has a fault: its verdict's code
     out = json.loads(capsys.readouterr().out)
     assert out["allreduce_busbw_gbps"] == {"nominal": 800.0, "now": 400.0, "after_drain": 400.0, "recommended": 800.0}
     assert out["job"]["mtbf_hours"] == pytest.approx(24.0)
@@ -36,7 +36,7 @@ def test_json_output_has_busbw_nominal_now_after_drain_and_job_cost(report_path,
 
 
 def test_table_names_the_bottleneck_and_the_best_alternative(report_path, capsys):
-    assert main(["impact", str(report_path)]) == 0
+    assert main(["impact", str(report_path)]) == 1
     out = capsys.readouterr().out
     assert "leaf-su01-r1[5] -> spine01[1]" in out
     assert "gpu0001, gpu0005" in out
@@ -44,7 +44,7 @@ def test_table_names_the_bottleneck_and_the_best_alternative(report_path, capsys
 
 
 def test_write_stores_the_section_and_the_report_still_loads(report_path, capsys):
-    assert main(["impact", str(report_path), "--write", "--json"]) == 0
+    assert main(["impact", str(report_path), "--write", "--json"]) == 1
     again = Report.load(report_path)
     assert again.impact["allreduce_busbw_gbps"]["now"] == 400.0
 
@@ -52,7 +52,7 @@ def test_write_stores_the_section_and_the_report_still_loads(report_path, capsys
 def test_job_hosts_file_restricts_the_job(report_path, tmp_path, capsys):
     hosts = tmp_path / "hosts.txt"
     hosts.write_text("# the job\ngpu0002\ngpu0003\n\ngpu0006  # comment\ngpu0007\n")
-    assert main(["impact", str(report_path), "--job-hosts", str(hosts), "--json"]) == 0
+    assert main(["impact", str(report_path), "--job-hosts", str(hosts), "--json"]) == 1
     out = json.loads(capsys.readouterr().out)
     assert out["job_hosts"] == 4
     assert out["allreduce_busbw_gbps"]["now"] == 800.0
@@ -83,7 +83,7 @@ def test_history_gives_the_failure_rate(report_path, tmp_path, capsys):
     p1, p2 = tmp_path / "a.json", tmp_path / "b.json"
     older.save(p1)
     newer.save(p2)
-    assert main(["impact", str(report_path), "--json", "--history-reports", str(p1), str(p2)]) == 0
+    assert main(["impact", str(report_path), "--json", "--history-reports", str(p1), str(p2)]) == 1
     job = json.loads(capsys.readouterr().out)["job"]
     assert job["host_failures_per_hour"] == pytest.approx(1 / (8 * 10))
     assert job["rate_source"].startswith("history")
@@ -99,7 +99,7 @@ def test_a_history_store_gives_the_failure_rate_and_bad_choices_are_one_line(rep
         rep.run_id = f"sweep-at-{hour}"  # two sweeps, as two runs of `fabricdoc sweep --history` would be
         rep.drain = [DrainEntry(node=h, reason="test") for h in drained]
         store(db, rep)
-    assert main(["impact", str(report_path), "--json", "--history-db", str(db)]) == 0
+    assert main(["impact", str(report_path), "--json", "--history-db", str(db)]) == 1
     job = json.loads(capsys.readouterr().out)["job"]
     assert job["host_failures_per_hour"] == pytest.approx(1 / (8 * 10))
     assert job["rate_source"].startswith("history: 1 host failures in 2 sweeps")
@@ -109,3 +109,10 @@ def test_a_history_store_gives_the_failure_rate_and_bad_choices_are_one_line(rep
         err = capsys.readouterr().err
         assert err.count("\n") == 1, err
     assert not (tmp_path / "missing.sqlite").exists()
+
+
+@pytest.mark.parametrize("hours", ["0", "-1", "nan", "1e9"])
+def test_a_job_length_that_is_not_physical_is_refused(report_path, hours, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["impact", str(report_path), "--hours", hours])
+    assert exc.value.code == 2 and "--hours" in capsys.readouterr().err

@@ -19,7 +19,7 @@ def demo(tmp_path_factory):
 
 
 def test_isolating_the_slow_spine_cable_by_one_end_is_the_given_what_if(demo, capsys):
-    assert main(["impact", str(demo), "--isolate", "spine01[2]", "--drain", "node0001", "--json"]) == 0
+    assert main(["impact", str(demo), "--isolate", "spine01[2]", "--drain", "node0001", "--json"]) == 1
     given = json.loads(capsys.readouterr().out)["what_if"][0]
     assert given["choice"] == "given"
     assert given["isolate"] == [[["leaf02", 5], ["spine01", 2]]]
