@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from fabricdoc.cli import args as a
 from fabricdoc.model.severity import SEVERITIES
@@ -74,14 +75,71 @@ def run(args: argparse.Namespace) -> int:
             frames = [h.component_failures(args.min_severity), h.kind_failure_rates(args.min_severity)]
         else:
             frames = [h.sweeps()]
+        empty_why = _empty_why(h, args.view)
         if h.undecodable:
             print(f"fabricdoc history: {escape(str(h.path))}: {h.undecodable} text cells are not valid UTF-8; "
                   "shown with U+FFFD in place of their bad bytes", file=sys.stderr)
-    for df in frames:
-        if args.json:
+    if args.json:
+        for df in frames:
             print(df.to_json(orient="records"))
-        else:
-            # Node names and descriptions come from the fabric: control characters made visible.
-            shown = df.map(lambda v: escape(v) if isinstance(v, str) else v)
-            print("(none)" if df.empty else shown.to_string(index=False))
+        return 0
+    for df in frames:
+        print(_for_people(df, args.view, empty_why))
     return 0
+
+
+def _iso(ts: Any) -> str:
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(float(ts), UTC).strftime("%Y-%m-%d %H:%M:%S") if ts == ts else "-"
+
+
+def _for_people(df: Any, view: str, empty_why: str) -> str:
+    """A history table as people read it: UTC times, units in the column names, rounded figures, names
+    escaped (they come from the fabric), and an empty table that says why and what to run."""
+    from fabricdoc.model.text import escape
+
+    if df.empty:
+        return f"(none: {empty_why})"
+    df = df.copy()
+    note = ""
+    if view == "sweeps":
+        df = df.drop(columns=["generated_at"], errors="ignore")
+        df["at"] = [_iso(t) for t in df["at"]]
+        df = df.rename(columns={"at": "at (UTC)"})
+    elif view == "rates":
+        zero = int((df["delta"] == 0).sum())
+        df = df[df["delta"] != 0]
+        note = f"\n({zero} counter intervals with no change not shown; --json lists every one)" if zero else ""
+        if df.empty:
+            return f"(no counter changed in any interval: {zero} intervals, all 0){note}"
+        df["t0"] = [_iso(t) for t in df["t0"]]
+        df["t1"] = [_iso(t) for t in df["t1"]]
+        df["per_second"] = df["per_second"].round(4)
+        df = df.rename(columns={"t0": "from (UTC)", "t1": "to (UTC)", "interval_s": "interval (s)",
+                                "per_second": "per second"})
+    elif view == "failures" and "episodes_per_day" in df:
+        if df["episodes_per_day"].isna().all():
+            note = "\n(episodes per day need at least a day of history; the sweeps span less)"
+        df["observed_days"] = df["observed_days"].round(3)
+        df["episodes_per_day"] = df["episodes_per_day"].map(lambda v: "-" if v != v or v is None else round(v, 3))
+    elif view == "failures" and "per_component_hour" in df:
+        df["hours"] = df["hours"].round(2)
+        df["per_component_hour"] = df["per_component_hour"].map(lambda v: "-" if v != v or v is None else f"{v:.3g}")
+    shown = df.map(lambda v: escape(v) if isinstance(v, str) else v)
+    return shown.to_string(index=False) + note
+
+
+def _empty_why(h: Any, view: str) -> str:
+    """Why a view of the store is empty, and what to run."""
+    sweeps = h.sweep_count()
+    if not sweeps:
+        return f"the store {h.path} holds no sweeps: run a sweep with --history {h.path}, or history add REPORT"
+    if view == "rates":
+        return (f"the store's {sweeps} sweeps hold no counter samples (a report added with history add carries "
+                "none): sweeps run with --history store theirs")
+    if view == "flaps":
+        return f"no link went down in the store's {sweeps} sweeps"
+    if view == "failures":
+        return f"no finding at or above the chosen severity in the store's {sweeps} sweeps"
+    return f"the store holds {sweeps} sweeps"

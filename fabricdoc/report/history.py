@@ -64,6 +64,8 @@ def default_path() -> Path:
     return Path(base) / "fabricdoc" / "history.sqlite"
 
 
+MIN_RATE_DAYS = 1.0  # failure rates are given only over at least this much history
+
 class History:
     """An open history store. Use as a context manager, or call :meth:`close`."""
 
@@ -236,7 +238,7 @@ class History:
     def _samples(
         self, since: float | None, node: str | None, latest_n: int | None = None
     ) -> list[tuple[dict[str, Any], PortCounters]]:
-        cols = "node, port, ifname, label, guid, peer, timestamp, name, value, width_bits, source"
+        cols = "node, port, ifname, label, guid, peer, timestamp, name, value, width_bits, source, sweep_id"
         q = f"SELECT {cols} FROM counters"
         cond: list[str] = []
         args: list[Any] = []
@@ -261,10 +263,11 @@ class History:
             q += " WHERE " + " AND ".join(cond)
         q += " ORDER BY 1, 2, 3, 7"
         groups: dict[tuple, dict[str, Any]] = {}
-        for nd, port, ifname, label, guid, peer, ts, name, value, width, source in self.db.execute(q, args):
+        for nd, port, ifname, label, guid, peer, ts, name, value, width, source, sweep in self.db.execute(q, args):
             g = groups.setdefault(
                 (nd, port, ifname, ts),
-                {"label": label, "guid": guid, "peer": peer, "values": {}, "widths": {}, "source": source},
+                {"label": label, "guid": guid, "peer": peer, "values": {}, "widths": {}, "source": source,
+                 "sweep": sweep},
             )
             g["values"][name] = value
             if width:
@@ -272,7 +275,7 @@ class History:
         out = []
         for (nd, port, ifname, ts), g in groups.items():
             pc = PortCounters(nd, port, ts, g["values"], source=g["source"] or "history", width_bits=g["widths"], ifname=ifname)
-            out.append(({"label": g["label"], "guid": g["guid"], "peer": g["peer"]}, pc))
+            out.append(({"label": g["label"], "guid": g["guid"], "peer": g["peer"], "sweep": g["sweep"]}, pc))
         return out
 
     def counter_rates(self, since: float | None = None, node: str | None = None,
@@ -285,7 +288,8 @@ class History:
         rows = []
         prev: dict[tuple, PortCounters] = {}
         for facts, pc in self._samples(since, node):
-            key = (pc.node, pc.port, pc.ifname)
+            # A simulated sweep counts from its own base: its samples pair only with each other.
+            key = (pc.node, pc.port, pc.ifname, facts["sweep"] if _own_base(pc) else None)
             before = prev.get(key)
             prev[key] = pc
             if before is None or pc.timestamp <= before.timestamp:
@@ -358,6 +362,9 @@ class History:
             return pd.DataFrame(columns=["component", "name", "kind", "fault", "episodes", "faulty_sweeps", "sweeps", "observed_days", "episodes_per_day"])
         order = {sid: i for i, sid in enumerate(sweeps["id"])}
         span_days = max((sweeps["at"].iloc[-1] - sweeps["at"].iloc[0]) / 86400.0, 0.0)
+        # A rate read off less than MIN_RATE_DAYS of history is noise (two sweeps 103 s apart gave
+        # "838.83 episodes a day"): none is given then.
+        rated = span_days >= MIN_RATE_DAYS
         floor = severity_rank(min_severity)
         seen: dict[str, dict[str, Any]] = {}
         rows_in = self.db.execute("SELECT sweep_id, component, kind, fault, severity, name FROM findings ORDER BY sweep_id")
@@ -375,7 +382,7 @@ class History:
             rows.append(
                 {"component": comp, "name": s["name"], "kind": s["kind"], "fault": max(s["faults"], key=s["faults"].get),
                  "episodes": episodes, "faulty_sweeps": len(idx), "sweeps": len(sweeps), "observed_days": span_days,
-                 "episodes_per_day": episodes / span_days if span_days > 0 else None}
+                 "episodes_per_day": episodes / span_days if rated else None}
             )
         return pd.DataFrame(rows)
 
@@ -394,7 +401,7 @@ class History:
         for kind, group in comps.groupby("kind") if not comps.empty else []:
             col = pop_col.get(kind, "hosts")
             pop = float(sweeps[col].dropna().mean()) if sweeps[col].notna().any() else None
-            rate = group["episodes"].sum() / (pop * hours) if pop and hours > 0 else None
+            rate = group["episodes"].sum() / (pop * hours) if pop and hours >= MIN_RATE_DAYS * 24 else None
             rows.append({"kind": kind, "episodes": int(group["episodes"].sum()), "population": pop, "hours": hours, "per_component_hour": rate})
         return pd.DataFrame(rows, columns=["kind", "episodes", "population", "hours", "per_component_hour"])
 
@@ -413,6 +420,12 @@ class History:
             Snapshot(float(r.at), int(r.hosts or 0), frozenset(drained.get(r.id, ()))) for r in sweeps.itertuples()
         )
 
+
+
+def _own_base(pc: PortCounters) -> bool:
+    """Whether a sample counts from its own sweep's base: a simulator's do (each run starts its counters
+    afresh, and two sweeps' samples may even interleave in time); a real fabric's registers carry on."""
+    return str(pc.source).startswith("sim")
 
 def snapshots_from_reports(reports: Iterable[Report]) -> list[Snapshot]:
     """Saved reports as failure-rate snapshots (their time, host count and drain list)."""

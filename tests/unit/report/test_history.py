@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -227,3 +229,42 @@ def test_a_report_whose_numbers_no_reader_holds_is_refused_at_the_schema(tmp_pat
     err = capsys.readouterr().err
     assert err.count("pairs/0/size_bytes") == 2 and "greater than the maximum of 9223372036854775807" in err
     assert "internal error" not in err
+
+
+def test_history_tables_read_as_people_read_them(tmp_path, capsys):
+    from fabricdoc.cli.main import main
+
+    db = tmp_path / "h.sqlite"
+    paths = []
+    for minute in range(2):  # two sweeps two minutes apart: far too little to read a rate per day from
+        p = tmp_path / f"r{minute}.json"
+        report_at(T0 + timedelta(minutes=2 * minute), bad_hosts=["node0003"]).save(p)
+        paths.append(str(p))
+    assert main(["history", "--db", str(db), "add", *paths]) == 0
+    capsys.readouterr()
+    assert main(["history", "--db", str(db), "sweeps"]) == 0
+    out = capsys.readouterr().out
+    assert "at (UTC)" in out and T0.strftime("%Y-%m-%d %H:%M:%S") in out
+    assert not re.search(r"\b1\.\d{6}e\+09\b|\b17\d{8}\.\d\b", out)  # no epoch floats
+    assert main(["history", "--db", str(db), "failures"]) == 0
+    out = capsys.readouterr().out
+    assert "episodes per day need at least a day of history" in out
+    assert not re.search(r"\b\d{3,}\.\d+\b", out.split("kind")[0])  # no 838.83-style extrapolation
+    assert main(["history", "--db", str(db), "rates"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("(none: the store's 2 sweeps hold no counter samples") and "--history" in out
+
+
+def test_two_simulated_sweeps_never_read_their_different_counter_bases_as_flaps(tmp_path, capsys):
+    from fabricdoc.cli.main import main
+
+    db = tmp_path / "h.sqlite"
+    for seed in (1, 7):  # each simulated sweep counts from its own base (and their samples interleave)
+        assert main(["sweep", "--fabric", "demo", "--seed", str(seed), "--history", str(db), "-q"]) == 1
+    capsys.readouterr()
+    assert main(["history", "--db", str(db), "--json", "flaps"]) == 0
+    flaps = json.loads(capsys.readouterr().out)
+    assert {(f["node"], f["port"]) for f in flaps} == {("leaf07", 3), ("node0027", 1)}  # the demo's flapping cable
+    assert main(["history", "--db", str(db), "rates"]) == 0
+    out = capsys.readouterr().out
+    assert "per second" in out and "counter intervals with no change not shown" in out
