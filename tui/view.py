@@ -348,10 +348,10 @@ class ReportIndex:
 
     def speed(self, lk: dict[str, Any]) -> str:
         """Trained width x lane rate, and what both ends support when it trained lower."""
-        text = f"{lk['lanes']}x{fmt_num(lk['lane_gbps'])}"
+        text = f"{lk['lanes']}x{fmt_num(lk['lane_gbps'])} Gb/s"
         max_lane = lk.get("max_lane_gbps") or lk["lane_gbps"]
         if lk.get("max_lanes") and (lk["max_lanes"] != lk["lanes"] or max_lane != lk["lane_gbps"]):
-            text += f" (of {lk['max_lanes']}x{fmt_num(max_lane)})"
+            text += f" (of {lk['max_lanes']}x{fmt_num(max_lane)} Gb/s)"
         return text
 
     def switch_levels(self) -> list[tuple[str, bool, list[str]]]:
@@ -475,7 +475,7 @@ class Rows(Sequence[Row]):
         return out
 
 
-FINDING_COLUMNS = ("severity", "conf", "kind", "fault", "component", "action", "id", "ev")
+FINDING_COLUMNS = ("severity", "conf", "kind", "fault", "component", "action", "id", "evidence")
 FINDING_SORTS = ("severity", "confidence", "kind", "fault", "name", "action", "id", "evidence")
 URGENCY_STYLE = {"now": "bold red", "next maintenance": "yellow", "watch": "cyan"}
 URGENCY_ORDER = ("watch", "next maintenance", "now")
@@ -726,7 +726,9 @@ def _evidence_line(index: ReportIndex, ev: Evidence) -> Text:
         for p in ev.slow_pairs:
             out.append(indent)
             out.append(safe(f"{port_name(*p.src)} → {port_name(*p.dst)}"))
-            out.append(f"  {p.status}  {fmt_gbps(p.busbw_gbps)} of {fmt_gbps(p.expected_gbps)}")
+            # A test listed here ran (status ok) and read low: say "slow", never "ok".
+            state = "slow" if p.status == "ok" else p.status
+            out.append(f"  {state}  {fmt_gbps(p.busbw_gbps)} of {fmt_gbps(p.expected_gbps)}")
             if p.ratio is not None:
                 out.append(f"  ratio {p.ratio:.2f}", style="yellow" if ev.suspect_only else "red")
             if p.relative is not None:
@@ -885,7 +887,8 @@ def overview_text(index: ReportIndex) -> Text:
     t = rep.tests
     out.append("\ntests\n", style="bold underline")
     out.append(f"pairs {t.get('pairs_tested', 0):,} tested · {t.get('pairs_slow', 0):,} slow · "
-               f"{t.get('pairs_hung', 0):,} hung · {t.get('pairs_wrong', 0):,} wrong · {t.get('pairs_error', 0):,} error\n")
+               f"{t.get('pairs_hung', 0):,} hung · {t.get('pairs_wrong', 0):,} corrupt · "
+               f"{t.get('pairs_error', 0):,} could not run\n")
     out.append(f"ports sampled {t.get('ports_sampled', 0):,} · rounds {t.get('rounds')} · "
                f"duration {fmt_num(t.get('duration_s'))} s\n")
     for line in expectation_lines(rep.expectations):  # what "slow" was judged against
@@ -1018,7 +1021,8 @@ def impact_text(report: Report, live: dict[str, float] | None) -> Text:
         out.append("the report carries no impact section\n", style="dim")
         return out
     nominal = head.get("nominal")
-    for key, name in (("nominal", "nominal"), ("now", "now"), ("after_drain", f"after drain ({len(report.drain)} hosts)")):
+    drained = f"{len(report.drain)} host{'s' if len(report.drain) != 1 else ''}"
+    for key, name in (("nominal", "nominal"), ("now", "now"), ("after_drain", f"after drain ({drained})")):
         value = head.get(key)
         out.append(f"  {name:<24}")
         out.append(f"{fmt_gbps(value):>14}", style="bold" if key != "nominal" else "")

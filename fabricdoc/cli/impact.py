@@ -229,7 +229,8 @@ def print_section(section: dict[str, Any], console: Any) -> None:
         where = b.get("direction") or b.get("reason") or ""
         if where and b.get("flows"):
             n = b["flows"]
-            where += f" ({n} flow{'s' if n != 1 else ''} sharing {_gbps(b.get('capacity_gbps'))})"
+            where += (f" ({_gbps(b.get('capacity_gbps'))} Gb/s link, {n} flows share it)" if n != 1
+                      else f" ({_gbps(b.get('capacity_gbps'))} Gb/s link, this flow alone)")
         bw.add_row(alg, _gbps(row["nominal"]), _gbps(row["now"]), _gbps(row["after_drain"]), Text(escape(where)))
     console.print(bw)
     recommended = {alg: row["recommended"] for alg, row in section["by_algorithm"].items() if "recommended" in row}
@@ -244,7 +245,7 @@ def print_section(section: dict[str, Any], console: Any) -> None:
     if expected.get("efficiency_source"):
         console.print(Text(f"efficiency: {escape(expected['efficiency_source'])}"))
 
-    wi = Table(title="What if we drain hosts / take ports out of service ... (ranked by hosts x busbw)")
+    wi = Table(title="What if we drain hosts / take ports out of service ... (busbw in Gb/s; ranked by hosts x busbw)")
     for col in ("choice", "drain (and out of service)", "hosts", "busbw", "vs nominal", "throughput"):
         wi.add_column(col, justify="left" if col in ("choice", "drain (and out of service)") else "right")
     for w in section["what_if"]:

@@ -268,7 +268,7 @@ def summary_text(report: Report, evidence_per_finding: int = 3) -> str:
                   for u in report.impact.get("uncosted_findings") or []]
     lines.append("")
     if report.drain:
-        lines.append(f"drain ({len(report.drain)} hosts):")
+        lines.append(f"drain ({plural(len(report.drain), 'host')}):")
         for d in report.drain:
             tag = f"[{safe(d.tag)}] " if d.tag else ""  # the tag the Slurm reason / NPD message carries
             lines.append(f"  {safe(d.node)}: {tag}{safe(d.reason)}")
@@ -276,7 +276,7 @@ def summary_text(report: Report, evidence_per_finding: int = 3) -> str:
         lines.append("drain: none")
     if report.drain_held:
         mode = (report.drain_policy or {}).get("mode", "drain")
-        lines.append(f"held back by the drain policy ({len(report.drain_held)} hosts, not drained):")
+        lines.append(f"held back by the drain policy ({plural(len(report.drain_held), 'host')}, not drained):")
         for h in report.drain_held:
             tag = f"[{safe(h.tag)}] " if h.tag else ""
             lines.append(f"  {safe(h.node)}: {tag}{safe(h.why)}")

@@ -51,8 +51,16 @@ def key_help() -> str:
         ("q", "quit"),
     ]
     body = "\n".join(f"  {keys:<12} {what}" for keys, what in lines)
+    columns = "\n".join(f"  {name:<12} {what}" for name, what in (
+        ("conf", "how sure the finding is, 0-1 (equally likely alternatives split it)"),
+        ("component", "the part named: a cable's two ends, a switch, a NIC or a host"),
+        ("id", "F001...: this report's number; the six-hex tag in drain reasons is the same finding in every sweep"),
+        ("evidence", "how many pieces of evidence the finding carries (open it to read them)"),
+        ("speed", "lanes x Gb/s per lane as trained (and what both ends support when lower)"),
+        ("busbw", "AllReduce bus bandwidth in Gb/s, as nccl-tests reports it"),
+    ))
     return (
-        "fabricdoc tui — keys\n\n" + body + "\n\n"
+        "fabricdoc tui — keys\n\n" + body + "\n\ncolumns\n" + columns + "\n\n"
         "The mouse works: click tabs, tree nodes, column headers (findings: sort)\n"
         "and rows (a second click on the highlighted row opens it); the wheel scrolls.\n"
     )

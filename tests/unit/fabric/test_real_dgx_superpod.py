@@ -268,7 +268,7 @@ def test_analyze_on_the_capture_and_per_rail_logs_reports_the_host_to_drain(tmp_
     assert r.returncode == 1, r.stderr  # faults found
     assert "tested: 24 bandwidth tests in 24 rounds (3 slow," in r.stdout and r.stderr == ""
     lines = r.stdout.splitlines()
-    drain = lines[lines.index("drain (1 hosts):") + 1]
+    drain = lines[lines.index("drain (1 host):") + 1]
     assert drain.startswith(f"  {UNIT4[2]}: ") and "mlx5" not in drain.split(":")[0]
     report = json.loads(out.read_text())
     assert [d["node"] for d in report["drain"]] == [UNIT4[2]]

@@ -96,7 +96,7 @@ def test_held_drains_are_in_the_json_the_schema_and_the_summary(tmp_path):
     back = Report.load(path)
     assert back.drain_held[0].node == "node0001"
     text = summary(back)
-    assert "held back by the drain policy (1 hosts, not drained):" in text and "maintenance list" in text
+    assert "held back by the drain policy (1 host, not drained):" in text and "maintenance list" in text
 
 
 @pytest.mark.parametrize(("text", "needle"), [

@@ -112,7 +112,7 @@ def test_bad_report_files_give_one_line_naming_the_file(tmp_path, text, message)
 def test_untrusted_labels_are_escaped_in_the_text_summary(report):
     assert safe("evil\x1b[31mred\nnext") == "evil\\x1b[31mred\\x0anext"
     text = summary_text(report)
-    assert "verdict: FAIL" in text and "drain (1 hosts)" in text
+    assert "verdict: FAIL" in text and "drain (1 host):" in text
     assert "\x1b" not in text
 
 

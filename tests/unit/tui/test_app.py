@@ -134,7 +134,7 @@ async def test_enter_on_a_link_finding_opens_the_link_detail_and_escape_goes_bac
         detail = app.screen
         assert detail.link == (("leaf01", 5), ("spine01", 1))
         assert [f.id for f in detail.findings()] == [finding_id(report, "symbol_errors")]
-        assert "speed 4x100 = 400.0 Gb/s" in text_of(detail.query_one("#detail-summary"))
+        assert "speed 4x100 Gb/s = 400.0 Gb/s" in text_of(detail.query_one("#detail-summary"))
         assert "no history" in shown(app)  # no history store, and a switch-switch link runs no tests
         await pilot.press("escape")
         assert isinstance(app.screen, MainScreen)

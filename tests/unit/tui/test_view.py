@@ -139,7 +139,7 @@ def test_evidence_shows_counters_states_flaps_slow_tests_and_gpu_problems(report
     assert f"{CLICK_LABEL}[1] Down Polling (iblinkinfo)" in down
     flapping = text("flapping")
     assert "3 link-down events" in flapping and "first 2025-10-09 08:53:21.429Z last 2025-10-09 08:53:27.143Z" in flapping
-    assert "2 of 4 tests slow" in flapping and "node0009[1] → node0014[1] ok 256.2 Gb/s of 368.0 Gb/s ratio 0.70" in flapping
+    assert "2 of 4 tests slow" in flapping and "node0009[1] → node0014[1] slow 256.2 Gb/s of 368.0 Gb/s ratio 0.70" in flapping
     gpu = text("gpu_error")
     assert "GPU-5f0c3a52" in gpu and "xid 79" in gpu and "row remap pending" in gpu
 
