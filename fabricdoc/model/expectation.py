@@ -42,6 +42,9 @@ Z_SLOW = 2.5  # a test this many spreads below its shape's figure is slow...
 MIN_DROP = 0.07  # ...and at least this far below it (hosts differ by a few percent: that is not slow)
 CEILING = 1.05  # measured/nominal above this: faster than the line rate (rounding and clocks allowed)
 FLOOR = 0.15  # a learned efficiency below this at bandwidth-bound sizes: no fabric is that slow
+# Imported nccl-tests logs whose healthy tests reach less than this at their best size do not fit the
+# fabric given (a real fabric's worst healthy sendrecv reaches ~0.78): most likely another fabric's logs.
+LOGS_FIT = 0.5
 CLASS_BOUND = 0.05  # a path class's figure stays within this of its parent's (log units)
 BANDWIDTH_BOUND = 0.5  # sizes whose healthy figure is at least this share of the best size's are judged
 GROUP_PREFIX = "group:"  # shapes of group collectives: "group:alltoall"
@@ -295,6 +298,7 @@ def learn(samples: Iterable[Sample], history: Iterable[Sample] = ()) -> Expectat
         if learned:
             out._best[test] = max(learned)
     _check_floor(out)
+    _check_logs_fit(by_parent, out)
     return out
 
 
@@ -362,6 +366,31 @@ def _check_floor(out: Expectations) -> None:
                 "the topology's link rates are higher than the fabric runs (or the logs are in other units); "
                 "tests were judged against each other only")
             out.relative_only = True
+
+
+
+def _check_logs_fit(by_parent: dict[Shape, list[float]], out: Expectations) -> None:
+    """Imported nccl-tests logs whose tests, at their best size, sit far below what any healthy fabric
+    reaches do not fit the fabric given (another cluster's logs whose host names match by accident):
+    said before any finding, and the tests are judged against each other, not against a prior they
+    could never meet (which would blame every cable they crossed)."""
+    if out.relative_only:
+        return
+    best: dict[str, float] = {}
+    for shape, ratios in by_parent.items():
+        if shape.test.startswith("nccl-tests:") and ratios:
+            best[shape.test] = max(best.get(shape.test, 0.0), float(np.median(ratios)))
+    for test, figure in sorted(best.items()):
+        if figure >= LOGS_FIT:
+            continue
+        out.contradictions.append(
+            f"the logs' {test} tests reach only {figure:.1%} of their path's line rate at their best size, "
+            "where a healthy fabric reaches 78% or more: these logs do not fit the fabric given (another "
+            "fabric's logs, or link rates the fabric does not run); tests were judged against each other only")
+        out.relative_only = True
+        for shape, ratios in by_parent.items():
+            if shape.test == test and out.baselines[shape].source == "prior" and len(ratios) >= 3:
+                out.baselines[shape] = _fit(shape, ratios, "learned")
 
 
 def _shape_text(shape: Shape) -> str:

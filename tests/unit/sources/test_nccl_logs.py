@@ -381,3 +381,20 @@ def test_a_5000_digit_rank_group_thread_or_size_is_that_logs_error_and_the_other
     assert set(errors) == {"bad.log"} and f"bad.log:{line}: a number longer than any field" in errors["bad.log"]
     assert len(errors["bad.log"]) < 600  # the line is shown cut, not 5,000 digits
     assert [(p.src.node, p.dst.node, p.status) for p in obs.pairs] == [("node0001", "node0003", "ok")]
+
+
+def test_logs_far_slower_than_the_fabric_given_are_said_not_to_fit_it(tmp_path):
+    # The real xxrjun H100 run reaches 13.45 GB/s (108 Gb/s) alltoall between two hosts; given as the
+    # logs of a 400 Gb/s fabric (another cluster's logs, host names matching by accident) it is 27% of
+    # the line rate, where a healthy fabric reaches 78% or more: the report says the logs do not fit.
+    fabric = fat_tree_2(leaves=2, spines=1, hosts_per_leaf=2)
+    text = _on_hosts(N2G1_CUT.read_text(), ("cnode2-002", "cnode2-008"), ("node0001", "node0003"))
+    cut = "\n".join(text.splitlines()[:37]) + "\n"  # its complete first run (the alltoall)
+    for i, hosts in enumerate((("node0001", "node0003"), ("node0002", "node0004"), ("node0001", "node0004"))):
+        (tmp_path / f"run{i}.log").write_text(cut.replace("node0001", "X").replace("node0003", "Y")
+                                              .replace("X", hosts[0]).replace("Y", hosts[1]))
+    obs = observations_from_nccl_logs(fabric, tmp_path)
+    report = Report.build(fabric, localize(fabric, obs), obs)
+    assert report.verdict == "incomplete"
+    why = " ".join(n["why"] for n in report.coverage["not_seen"])
+    assert "these logs do not fit the fabric given" in why
