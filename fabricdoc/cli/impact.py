@@ -53,7 +53,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--history-reports", nargs="+", metavar="REPORT", default=None,
                    help="earlier reports of the same fabric: hosts newly drained between them give the failure rate")
     p.add_argument("--alternatives", type=int, default=3, metavar="K",
-                   help="alternative remedies (drains, ports out of service) to list (default 3)")
+                   help="alternative remedies (drains, ports out of service) to list, at most K, none the same as "
+                   "the recommendation or only tying it (default 3)")
     p.add_argument("--efficiency", metavar="SPEC", default=None,
                    help="the fabric's efficiency for the expected busbw: one fraction (0.85) or SIZE=FRACTION pairs "
                    "(1M=0.6,256M=0.9); default: learned from the healthy tests of the report and of --calibrate-from "

@@ -79,10 +79,16 @@ def impact_section(
     if chosen:
         what_if.insert(0, {"choice": "recommended", **m.what_if(chosen["drain"], ("ring",), chosen["isolate_keys"])})
     listed = {_key(w) for w in what_if}
+    top = what_if[0]
+    shown = 0
     for w in [*remedies[1:], *best]:
-        if _key(w) not in listed:
-            listed.add(_key(w))
-            what_if.append({"choice": "alternative", **{k: v for k, v in w.items() if k in _WHAT_IF_KEYS}})
+        if shown >= alternatives:
+            break  # --alternatives K means K rows
+        if _key(w) in listed or (chosen and _ties(w, top)):
+            continue  # the same choice, or one that only ties the recommendation on every figure
+        listed.add(_key(w))
+        shown += 1
+        what_if.append({"choice": "alternative", **{k: v for k, v in w.items() if k in _WHAT_IF_KEYS}})
 
     rates = dict(failure_rates or {})
     n_job = after["hosts"]
@@ -140,6 +146,12 @@ def impact_section(
 _REMEDY_TREE_MAX_HOSTS = 1024  # above, remedies are ranked by the ring alone (tree routes per state cost more)
 _WHAT_IF_KEYS = ("drain", "isolate", "hosts", "ring_busbw_gbps", "busbw_gbps", "vs_nominal", "throughput_fraction")
 
+
+
+def _ties(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether two what-ifs give the same hosts, busbw and job throughput (nothing to choose between)."""
+    return (a.get("hosts") == b.get("hosts") and _num(a.get("busbw_gbps")) == _num(b.get("busbw_gbps"))
+            and round(float(a.get("throughput_fraction") or 0), 4) == round(float(b.get("throughput_fraction") or 0), 4))
 
 def _key(w: dict[str, Any]) -> tuple:
     return tuple(w["drain"]), repr(w.get("isolate", []))

@@ -116,3 +116,21 @@ def test_a_job_length_that_is_not_physical_is_refused(report_path, hours, capsys
     with pytest.raises(SystemExit) as exc:
         main(["impact", str(report_path), "--hours", hours])
     assert exc.value.code == 2 and "--hours" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_alternatives_are_at_most_k_and_none_only_ties_the_recommendation(tmp_path, capsys, k):
+    from fabricdoc.sweep import SweepConfig, run_sweep
+
+    path = tmp_path / "demo.json"
+    run_sweep(SweepConfig(fabric="demo")).save(path)
+    main(["impact", str(path), "--json", "--alternatives", str(k)])
+    rows = json.loads(capsys.readouterr().out)["what_if"]
+    alternatives = [w for w in rows if w["choice"] == "alternative"]
+    assert len(alternatives) <= k
+    (best,) = [w for w in rows if w["choice"] == "recommended"]
+    for w in alternatives:
+        assert (w["hosts"], w["busbw_gbps"], w["throughput_fraction"]) != (best["hosts"], best["busbw_gbps"],
+                                                                           best["throughput_fraction"])
+    keys = [(tuple(w["drain"]), tuple(map(str, w.get("isolate") or []))) for w in rows]
+    assert len(keys) == len(set(keys))  # no choice listed twice
