@@ -10,6 +10,24 @@ from fabricdoc.errors import ParseError
 from fabricdoc.model.counters import register_problem
 from fabricdoc.model.ib import IB_SPEEDS, ToolWarning
 
+# The IBTA PortCounters error counters (and XmitWait), in the order the tools print them: what
+# ibqueryerrors checks, and what PortCountersExtended's additional counters repeat at 64 bits.
+IBTA_ERRORS = (
+    "SymbolErrorCounter",
+    "LinkErrorRecoveryCounter",
+    "LinkDownedCounter",
+    "PortRcvErrors",
+    "PortRcvRemotePhysicalErrors",
+    "PortRcvSwitchRelayErrors",
+    "PortXmitDiscards",
+    "PortXmitConstraintErrors",
+    "PortRcvConstraintErrors",
+    "LocalLinkIntegrityErrors",
+    "ExcessiveBufferOverrunErrors",
+    "VL15Dropped",
+    "PortXmitWait",
+)
+
 # Counters the extended (64-bit) PortCountersExtended attribute reports under the same name
 # as the 32-bit PortCounters one.
 EXTENDED_WIDTH = {

@@ -8,28 +8,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from fabricdoc.probes.ib import check_port
-from fabricdoc.probes.ib.common import EXTENDED_WIDTH, check_register, whole_lines
+from fabricdoc.probes.ib.common import EXTENDED_WIDTH, IBTA_ERRORS, check_register, whole_lines
 
 from fabricdoc.errors import ParseError
 from fabricdoc.model.ib import guid_id
 from fabricdoc.model.records import PortCounters, PortRef
 
 # The IBTA error counters ibqueryerrors checks; a port it checked but did not list has all zero.
-IBQUERYERRORS_ERRORS = (
-    "SymbolErrorCounter",
-    "LinkErrorRecoveryCounter",
-    "LinkDownedCounter",
-    "PortRcvErrors",
-    "PortRcvRemotePhysicalErrors",
-    "PortRcvSwitchRelayErrors",
-    "PortXmitDiscards",
-    "PortXmitConstraintErrors",
-    "PortRcvConstraintErrors",
-    "LocalLinkIntegrityErrors",
-    "ExcessiveBufferOverrunErrors",
-    "VL15Dropped",
-    "PortXmitWait",
-)
+IBQUERYERRORS_ERRORS = IBTA_ERRORS
 
 
 

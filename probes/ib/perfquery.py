@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass
 
 from fabricdoc.probes.ib import MAX_PORTS, check_port
-from fabricdoc.probes.ib.common import check_register, tool_warning, whole_lines
+from fabricdoc.probes.ib.common import IBTA_ERRORS, check_register, tool_warning, whole_lines
 
 from fabricdoc.errors import ParseError
 from fabricdoc.model.ib import ToolWarning, guid_id
@@ -54,25 +54,7 @@ _GUID_IN_NAME = re.compile(r"(?<![0-9A-Za-z])0x([0-9A-Fa-f]{16})(?![0-9A-Za-z])"
 BASIC, EXTENDED = "PortCounters", "PortCountersExtended"
 # Where each attribute's block ends: a block without these fields was cut short.
 _REQUIRED: dict[str, tuple[str, ...]] = {
-    BASIC: (
-        "SymbolErrorCounter",
-        "LinkErrorRecoveryCounter",
-        "LinkDownedCounter",
-        "PortRcvErrors",
-        "PortRcvRemotePhysicalErrors",
-        "PortRcvSwitchRelayErrors",
-        "PortXmitDiscards",
-        "PortXmitConstraintErrors",
-        "PortRcvConstraintErrors",
-        "LocalLinkIntegrityErrors",
-        "ExcessiveBufferOverrunErrors",
-        "VL15Dropped",
-        "PortXmitData",
-        "PortRcvData",
-        "PortXmitPkts",
-        "PortRcvPkts",
-        "PortXmitWait",
-    ),
+    BASIC: (*IBTA_ERRORS, "PortXmitData", "PortRcvData", "PortXmitPkts", "PortRcvPkts"),
     EXTENDED: ("PortXmitData", "PortRcvData", "PortXmitPkts", "PortRcvPkts"),
     "PortRcvErrorDetails": (
         "PortLocalPhysicalErrors",
@@ -90,21 +72,7 @@ _REQUIRED: dict[str, tuple[str, ...]] = {
     ),
 }
 # PortCountersExtended with AdditionalPortCountersExtended: CounterSelect2 then these (64-bit each).
-_EXT_ERRORS = (
-    "SymbolErrorCounter",
-    "LinkErrorRecoveryCounter",
-    "LinkDownedCounter",
-    "PortRcvErrors",
-    "PortRcvRemotePhysicalErrors",
-    "PortRcvSwitchRelayErrors",
-    "PortXmitDiscards",
-    "PortXmitConstraintErrors",
-    "PortRcvConstraintErrors",
-    "LocalLinkIntegrityErrors",
-    "ExcessiveBufferOverrunErrors",
-    "VL15Dropped",
-    "PortXmitWait",
-)
+_EXT_ERRORS = IBTA_ERRORS
 # Fields of the basic attribute that fabricdoc's counter table does not know, with their IBTA width.
 _BASIC_BITS = {"QP1Dropped": 16}
 # The sample's source per attribute (the option that prints it): samples pair up by source.
