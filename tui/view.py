@@ -46,7 +46,7 @@ from fabricdoc.model.findings import Finding
 from fabricdoc.model.memory import gc_paused
 from fabricdoc.model.severity import SEVERITIES, Severity, worst
 from fabricdoc.model.text import escape
-from fabricdoc.report.render import evidence_line, expectation_lines
+from fabricdoc.report.render import evidence_line, expectation_lines, plural
 from fabricdoc.report.report import Report
 
 if TYPE_CHECKING:
@@ -1021,8 +1021,8 @@ def impact_text(report: Report, live: dict[str, float] | None) -> Text:
         out.append("the report carries no impact section\n", style="dim")
         return out
     nominal = head.get("nominal")
-    drained = f"{len(report.drain)} host{'s' if len(report.drain) != 1 else ''}"
-    for key, name in (("nominal", "nominal"), ("now", "now"), ("after_drain", f"after drain ({drained})")):
+    for key, name in (("nominal", "nominal"), ("now", "now"),
+                      ("after_drain", f"after drain ({plural(len(report.drain), 'host')})")):
         value = head.get(key)
         out.append(f"  {name:<24}")
         out.append(f"{fmt_gbps(value):>14}", style="bold" if key != "nominal" else "")

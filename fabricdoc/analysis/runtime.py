@@ -349,17 +349,11 @@ def _log_lines_on(fabric: Fabric, f: Finding, failing: list[PairResult]) -> list
     ends = {(nid, int(port)) for nid, (_, port) in zip(f.node_ids, f.endpoints, strict=True)}
     out = []
     for p in failing:
-        if not _crosses(fabric, p, ends):
-            continue
-        m = _WHERE.match(p.error or "")
-        if not m:
-            continue
-        parsed = parse_nccl_debug(m.group(3), m.group(1)).errors
-        host = parsed[0].host if parsed else fabric.label(p.src.node)
-        reason = f"connection failed: {parsed[0].reason}" if parsed else "connection failed"
-        out.append(_evidence(m.group(3), m.group(1), int(m.group(2)), host, reason))
-        if len(out) >= 5:
-            break
+        ev = _line_evidence(fabric, p) if _crosses(fabric, p, ends) else None
+        if ev is not None:
+            out.append(ev)
+            if len(out) >= 5:
+                break
     return out
 
 
@@ -381,41 +375,40 @@ def _unexplained_failures(fabric: Fabric, findings: list[Finding], failing: list
         p = by_ends.get(frozenset(ends))
         if p is None:
             continue
-        f.fault, f.severity = NCCL_ERROR, Severity.WARNING
-        f.evidence = [e for e in (_line_evidence(fabric, p),) if e is not None] + f.evidence
-        f.component = ""
-        f.__post_init__()
+        f.fault, f.severity = NCCL_ERROR, Severity.WARNING  # the component (its key's part) stays the pair
+        ev = _line_evidence(fabric, p, "; no named part explains it")
+        f.evidence = ([ev] if ev is not None else []) + f.evidence
 
 
-def _line_evidence(fabric: Fabric, p: PairResult) -> NcclLogEvidence | None:
+def _line_evidence(fabric: Fabric, p: PairResult, also: str = "") -> NcclLogEvidence | None:
+    """The log line a failed connection came from (its ``error`` is ``file:line: text``), as evidence."""
     m = _WHERE.match(p.error or "")
     if not m:
         return None
     parsed = parse_nccl_debug(m.group(3), m.group(1)).errors
     host = parsed[0].host if parsed else fabric.label(p.src.node)
     reason = f"connection failed: {parsed[0].reason}" if parsed else "connection failed"
-    return _evidence(m.group(3), m.group(1), int(m.group(2)), host, reason + "; no named part explains it")
+    return _evidence(m.group(3), m.group(1), int(m.group(2)), host, reason + also)
 
 
 def _error_line_findings(fabric: Fabric, lines: list[NetErrorLine]) -> list[Finding]:
     """One finding per NIC port (or host, when the line names no port) and fault: a catastrophic
     device error is the NIC's (``nic_firmware``, error); every other line says only that NCCL saw
     the network fail there (``nccl_error``, warning): never a cable, never a drain on its own."""
-    groups: dict[tuple, list[NetErrorLine]] = defaultdict(list)
-    for e in lines:
-        fault = "nic_firmware" if e.kind == "catastrophic" else NCCL_ERROR
-        groups[(e.port, e.node if e.port is None else None, e.host if e.port is None and e.node is None else None,
-                fault)].append(e)
+    groups: dict[tuple[PortRef | str, str], list[NetErrorLine]] = defaultdict(list)
+    for e in lines:  # where: the NIC port, else the host's one fabric node, else the host as NCCL named it
+        where = e.port if e.port is not None else (e.node or e.host)
+        groups[(where, "nic_firmware" if e.kind == "catastrophic" else NCCL_ERROR)].append(e)
     out = []
-    for (port, node, _host, fault), items in groups.items():
+    for (where, fault), items in groups.items():
         severity = Severity.ERROR if fault == "nic_firmware" else Severity.WARNING
         evidence = [_evidence(e.line, e.source, e.line_no, e.host, e.reason) for e in items[:5]]
-        if port is not None:
-            out.append(Finding("", "nic", f"{fabric.label(port.node)} port {port.port}", fault, severity, 0.8,
-                               evidence, None, [port.node]))  # type: ignore[arg-type]
+        if isinstance(where, PortRef):
+            out.append(Finding("", "nic", f"{fabric.label(where.node)} port {where.port}", fault, severity, 0.8,
+                               evidence, None, [where.node]))  # type: ignore[arg-type]
         else:
             name = items[0].host
-            ids = host_nodes(fabric, name) or ([node] if node else [name])
+            ids = host_nodes(fabric, name) or [where]
             out.append(Finding("", "host", name, fault, severity, 0.6, evidence, None, ids))  # type: ignore[arg-type]
     return out
 

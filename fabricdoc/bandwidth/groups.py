@@ -12,13 +12,13 @@ job's ring: :func:`fabricdoc.impact.collectives.job_ring` sorts hosts the same w
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from fabricdoc.errors import TopologyError
 from fabricdoc.model.flows import maxmin
-from fabricdoc.model.groups import busbw_from_rates, channel_load, fan, group_flows
+from fabricdoc.model.groups import LOADED_FLOWS, busbw_from_rates, fan, group_flows, most_flows
 from fabricdoc.model.paths import Channel
 from fabricdoc.model.records import LinkKey, PortRef
 from fabricdoc.model.topology import Fabric
@@ -123,7 +123,6 @@ def screen_rounds(fabric: Fabric, ports: Sequence[PortRef], test: str = "alltoal
 
 
 EXTRA_ROUNDS = 8  # pair rounds beyond the far pairing, each only when it loads cables the others did not
-LOADED_FLOWS = 2  # a cable direction that carried this many flows at once was loaded (a pair round gives 1)
 
 
 def _far_pairs(names: list[str]) -> list[tuple[str, ...]]:
@@ -170,16 +169,8 @@ def _switch_cables(fabric: Fabric) -> set[LinkKey]:
 def _loaded(fabric: Fabric, rounds: Sequence[Sequence[GroupTest]]) -> set[LinkKey]:
     """Cables some round put :data:`LOADED_FLOWS` flows on at once (in a direction routes use: on a
     rail-optimized fabric a spine cable between rails carries one direction only)."""
-    out: set[LinkKey] = set()
-    for tests in rounds:
-        load: Counter[Channel] = Counter()
-        for t in tests:
-            try:
-                load.update(channel_load(group_flows(fabric, t.members, t.test)))
-            except TopologyError:
-                continue
-        out |= {key for (key, _), n in load.items() if n >= LOADED_FLOWS}
-    return out
+    most = most_flows(fabric, ([(t.members, t.test) for t in tests] for tests in rounds))
+    return {key for (key, _), n in most.items() if n >= LOADED_FLOWS}
 
 
 def full_load_rounds(ports: Sequence[PortRef]) -> list[list[GroupTest]]:

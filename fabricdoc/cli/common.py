@@ -58,7 +58,6 @@ def emit_report(report: Any, args: argparse.Namespace) -> int:
     from fabricdoc.errors import FabricdocError
     from fabricdoc.model.text import escape
     from fabricdoc.report.render import summary_text
-    from fabricdoc.report.report import exit_code
 
     output = getattr(args, "output", None)
     failed: FabricdocError | None = None
@@ -82,9 +81,7 @@ def emit_report(report: Any, args: argparse.Namespace) -> int:
         print(f"fabricdoc {args.command}: error: {escape(error)}", file=sys.stderr)
     if report.errors:
         return 2
-    if report.verdict == "incomplete":  # exit 2 always says why, in one line
-        print(f"fabricdoc {args.command}: incomplete: {escape(_not_seen_line(report.coverage))}", file=sys.stderr)
-    return exit_code(report.verdict)
+    return verdict_exit(report, args.command)
 
 
 def verdict_exit(report: Any, command: str) -> int:

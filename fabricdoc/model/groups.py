@@ -13,8 +13,9 @@ loads chosen cable directions and nothing flows back.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
+from fabricdoc.errors import TopologyError
 from fabricdoc.model.paths import Channel, directed
 from fabricdoc.model.records import PortRef
 from fabricdoc.model.topology import Fabric
@@ -63,6 +64,26 @@ def group_flows(fabric: Fabric, members: Sequence[PortRef], test: str) -> list[l
 def channel_load(flows: Sequence[Sequence[Channel]]) -> Counter[Channel]:
     """How many of ``flows`` cross each directed channel at once."""
     return Counter(h for hops in flows for h in hops)
+
+
+# A cable direction that carried this many flows at once was loaded (a pair round gives it one).
+LOADED_FLOWS = 2
+
+
+def most_flows(fabric: Fabric, rounds: Iterable[Iterable[tuple[Sequence[PortRef], str]]]) -> Counter[Channel]:
+    """Per directed channel, the most flows one round of group collectives (``(members, test)`` each)
+    put on it at once; a collective without a route loads nothing."""
+    most: Counter[Channel] = Counter()
+    for groups in rounds:
+        load: Counter[Channel] = Counter()
+        for members, test in groups:
+            try:
+                load.update(channel_load(group_flows(fabric, members, test)))
+            except TopologyError:
+                continue
+        for chan, n in load.items():
+            most[chan] = max(most[chan], n)
+    return most
 
 
 def switch_load(fabric: Fabric, flows: Sequence[Sequence[Channel]]) -> Counter[str]:

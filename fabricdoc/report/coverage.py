@@ -12,14 +12,13 @@ seen; one with nothing to check (``n/a``: no GPU, no NUMA nodes) is not counted.
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from fabricdoc.errors import TopologyError
-from fabricdoc.model.groups import channel_load, group_flows
-from fabricdoc.model.paths import Channel
+from fabricdoc.model.groups import LOADED_FLOWS, most_flows
 from fabricdoc.model.records import Observations, PortRef, ProbeStatus
 from fabricdoc.model.topology import Fabric
 
@@ -146,10 +145,9 @@ def measure(fabric: Fabric, obs: Observations, planned: Planned) -> Coverage:
     return cov
 
 
-LOADED_FLOWS = 2  # as bandwidth.groups.LOADED_FLOWS: a cable direction carrying this many flows at once was loaded
 
 
-def cable_class(fabric: Fabric, a: str, b: str, levels: dict[str, int]) -> str:
+def cable_class(a: str, b: str, levels: dict[str, int]) -> str:
     """``host-L1``, ``L1-L2``, ``L2-L3``...: a cable's class by the levels of its ends (hosts are 0)."""
     lo, hi = sorted((levels.get(a, 0), levels.get(b, 0)))
     return f"{'host' if lo == 0 else f'L{lo}'}-L{hi}"
@@ -161,18 +159,11 @@ def _group_coverage(fabric: Fabric, obs: Observations, cov: Coverage) -> None:
     :data:`LOADED_FLOWS` flows at once was never loaded, so a fault that shows only under load (a buffer,
     a cable that collapses above k flows) could hide there: said as not seen, so the verdict cannot be
     pass. Records, per cable class, the most flows reached."""
-    per_round: dict[int, Counter[Channel]] = defaultdict(Counter)
+    per_round: dict[int, list[tuple[tuple[PortRef, ...], str]]] = defaultdict(list)
     for g in obs.groups:
-        if g.status == "error":
-            continue  # it could not run: it loaded nothing
-        try:
-            per_round[g.round].update(channel_load(group_flows(fabric, g.members, g.test)))
-        except TopologyError:
-            continue
-    most: Counter[Channel] = Counter()
-    for load in per_round.values():
-        for chan, n in load.items():
-            most[chan] = max(most[chan], n)
+        if g.status != "error":  # one that could not run loaded nothing
+            per_round[g.round].append((g.members, g.test))
+    most = most_flows(fabric, per_round.values())
     crossed = {key for key, _ in most}
     for p in obs.pairs:
         try:
@@ -183,7 +174,7 @@ def _group_coverage(fabric: Fabric, obs: Observations, cov: Coverage) -> None:
     reached: dict[str, int] = {}
     unloaded = []
     for key, link in sorted(fabric.links.items(), key=lambda kv: str(kv[0])):
-        cls = cable_class(fabric, key.a.node, key.b.node, levels)
+        cls = cable_class(key.a.node, key.b.node, levels)
         flows = max(most[(key, 0)], most[(key, 1)])
         reached[cls] = max(reached.get(cls, 0), flows)
         if link.state == "up" and not cls.startswith("host") and key in crossed and flows < LOADED_FLOWS:

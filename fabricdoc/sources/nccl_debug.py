@@ -323,8 +323,9 @@ def _records(line: str) -> list[re.Match[str]]:
 
 
 def _spliced(host: str, seen: Counter[str]) -> bool:
-    """Whether ``host`` is another line's tail glued before a host that more records name (``-1gcn151``)."""
-    return any(len(host) > len(k) and host.endswith(k) and n > seen[host] for k, n in seen.items())
+    """Whether ``host`` is another line's tail glued before a host that more records name (``-1gcn151``):
+    its proper suffixes looked up (linear in the name, not in the hosts of the log)."""
+    return any(seen.get(host[i:], 0) > seen[host] for i in range(1, len(host)))
 
 
 def parse_nccl_debug(text: str, source: str = "nccl-debug") -> NcclDebugLog:
