@@ -390,3 +390,43 @@ def test_overlapping_counter_faults_on_one_leaf_are_each_named_with_what_the_too
     symbol = [(e.node, e.port, e.delta) for e in findings[DEGRADED].evidence_of(CounterEvidence)
               if e.counter == "symbol_errors"]
     assert symbol == [("leaf01", 6, 300)], findings[DEGRADED].evidence
+
+
+def test_real_perfquery_output_reads_back_and_two_dumps_name_the_rising_port(tmp_path):
+    # Real perfquery (infiniband-diags) against OpenSM on ibsim: what a user saves and pastes into a
+    # ticket. If the tool's output changed, the parser (or the analysis of the two dumps) would fail here.
+    from fabricdoc.probes.ib.ibsim import IbSim
+    from fabricdoc.probes.ib.perfquery import parse_perfquery
+
+    from fabricdoc.cli.main import main
+    from tests.helpers.ib import DATA, have_ibsim
+
+    if not have_ibsim():
+        pytest.skip("ibsim-utils, opensm or infiniband-diags not installed")
+    with IbSim(DATA / "fabric.net") as sim:
+        runner = IbRunner.for_sim(sim)
+        try:
+            before = runner.run("perfquery", "-l", "3", "255").stdout  # every port of leaf01 (LID 3)
+            sim.send('PerformanceSet "leaf01"[5] PortCounters.SymbolErrorCounter=57')
+            after = runner.run("perfquery", "-l", "3", "255").stdout
+            extended = runner.run("perfquery", "-x", "4", "1").stdout  # node0001 (LID 4) port 1
+            disc = runner.ibnetdiscover().stdout
+        finally:
+            runner.close()
+    one = {s.port: s for s in parse_perfquery(after, "after").samples}
+    assert one[5].lid == 3 and one[5].values["SymbolErrorCounter"] == 57
+    assert all(s.values["SymbolErrorCounter"] == 0 for p, s in one.items() if p != 5)
+    (ext,) = parse_perfquery(extended, "x").samples
+    assert ext.attribute == "PortCountersExtended" and set(ext.width_bits.values()) == {64}
+    paths = []
+    for name, text, t in (("before.txt", before, 1_000_000.0), ("after.txt", after, 1_000_060.0)):
+        path = tmp_path / name
+        path.write_text(text)
+        os.utime(path, (t, t))
+        paths.append(str(path))
+    (tmp_path / "disc.txt").write_text(disc)
+    assert main(["analyze", "--fabric", str(tmp_path / "disc.txt"), "--perfquery", *paths, "--json",
+                 "-o", str(tmp_path / "r.json")]) == 1
+    report = Report.load(tmp_path / "r.json")
+    (f,) = [f for f in report.findings if f.fault == "symbol_errors"]
+    assert {label for label, _ in f.endpoints} == {"leaf01", "spine01"} and ("leaf01", 5) in map(tuple, f.endpoints)
