@@ -45,7 +45,7 @@ def build_report(k: int, levels: bool = True) -> Report:
     from fabricdoc.analysis.localize import sort_findings
     from fabricdoc.fabric.generators import fat_tree_3
     from fabricdoc.model.evidence import CounterEvidence, StateEvidence
-    from fabricdoc.model.findings import Finding
+    from fabricdoc.model.findings import Finding, assign_ids
     from fabricdoc.model.records import Observations
 
     fabric = fat_tree_3(k)
@@ -67,8 +67,7 @@ def build_report(k: int, levels: bool = True) -> Report:
         findings.append(Finding("", "link", f"{la}[{a.port}] -- {lb}[{b.port}]", fault, sev, conf, evidence,
                                 [(la, a.port), (lb, b.port)], [a.node, b.node]))
     findings = sort_findings(findings)
-    for i, f in enumerate(findings, 1):
-        f.id = f"F{i:03d}"
+    assign_ids(findings)
     return Report.build(fabric, findings, Observations())
 
 

@@ -475,8 +475,8 @@ class Rows(Sequence[Row]):
         return out
 
 
-FINDING_COLUMNS = ("severity", "conf", "kind", "fault", "component", "action", "id", "evidence")
-FINDING_SORTS = ("severity", "confidence", "kind", "fault", "name", "action", "id", "evidence")
+FINDING_COLUMNS = ("id", "severity", "conf", "kind", "fault", "component", "action", "evidence")  # as the CLI's table
+FINDING_SORTS = ("id", "severity", "confidence", "kind", "fault", "name", "action", "evidence")
 URGENCY_STYLE = {"now": "bold red", "next maintenance": "yellow", "watch": "cyan"}
 URGENCY_ORDER = ("watch", "next maintenance", "now")
 
@@ -527,8 +527,8 @@ def finding_rows(index: ReportIndex) -> Rows:
         action = action_of(f)
         rows.append(Row(
             f.id,
-            (sev_text(f.severity), safe(f"{f.confidence:.2f}"), safe(f.kind), safe(f.fault), safe(f.name),
-             action_cell(f), safe(f.id, "dim"), safe(str(len(f.evidence)))),
+            (safe(f.id, "bold"), sev_text(f.severity), safe(f"{f.confidence:.2f}"), safe(f.kind), safe(f.fault),
+             safe(f.name), action_cell(f), safe(str(len(f.evidence)))),
             f"{f.id} {f.kind} {f.fault} {f.severity} {f.name} {action.do if action else ''}".lower(),
             {"severity": (f.severity.rank, f.confidence), "confidence": (f.confidence, f.severity.rank),
              "kind": f.kind, "fault": f.fault, "name": f.name, "action": (_urgency_rank(f), f.severity.rank),

@@ -30,7 +30,7 @@ from fabricdoc.model.evidence import (
     SwitchLinksEvidence,
 )
 from fabricdoc.model.expectation import Sample, TestJudgement, judge_observations
-from fabricdoc.model.findings import Finding
+from fabricdoc.model.findings import Finding, assign_ids
 from fabricdoc.model.memory import gc_paused
 from fabricdoc.model.records import LinkKey, Observations
 from fabricdoc.model.severity import Severity, worst
@@ -73,7 +73,7 @@ def sort_findings(findings: list[Finding]) -> list[Finding]:
 
 def localize(fabric: Fabric, obs: Observations, options: Options | None = None,
              judged: TestJudgement | None = None) -> list[Finding]:
-    """All findings for one sweep, most severe first; ids are F001, F002, ... in that order.
+    """All findings for one sweep, most severe first, each with its stable id (:func:`assign_ids`).
     ``judged`` is every test of ``obs`` judged (:meth:`Options.judge`; judged here when None)."""
     options = options or Options()
     with gc_paused():  # builds evidence for thousands of ports and frees nothing meanwhile
@@ -96,8 +96,7 @@ def _localize(fabric: Fabric, obs: Observations, opt: Options, judged: TestJudge
     findings = _explained_by_host(fabric, findings)
     findings += ras_findings(fabric, obs, findings)  # NCCL RAS: lost ranks' hosts
     findings = sort_findings(_merge_same_key(findings))
-    for i, f in enumerate(findings, 1):
-        f.id = f"F{i:03d}"
+    assign_ids(findings)
     return findings
 
 

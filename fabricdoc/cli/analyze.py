@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "(counters, link states, flaps, GPU health), bandwidth results, a directory of nccl-tests logs "
         "(each test's hosts are read from the log itself), or the output directory of an ibdiagnet run "
         "(its fabric, link states, counters over ibdiagnet's own pause, and routes).",
-        epilog=a.EXIT_CODES,
+        epilog=a.EXIT_CODES + "\n" + a.FINDING_IDS,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     a.add_fabric(p)

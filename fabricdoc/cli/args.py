@@ -22,6 +22,14 @@ EXIT_CODES = """exit codes:
      failing tool)
 """
 
+FINDING_IDS = """finding ids:
+  every finding has one name, six hex digits such as 3fa2c1 (eight or more on the rare clash of
+  two findings in one report): the first digits of the sha256 of its key kind:component:fault,
+  where component is fabric ids and ports (GUID/port on InfiniBand), never labels. The same fault
+  on the same part has the same id in every sweep; the report, the JSON, the TUI, drain and gate
+  reasons (fd:<fault> <id>), the NPD message, /metrics and the history all show it.
+"""
+
 HISTORY_ENV = "FABRICDOC_HISTORY"
 HISTORY_HELP = (f"the sweep history store (SQLite file; default ${HISTORY_ENV}). With neither, sweep, analyze "
                 "and exporter use no history (no drain confirmation across sweeps, no counter series), history "

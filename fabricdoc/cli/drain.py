@@ -16,10 +16,10 @@ never over an admin:
   commands unchecked, with a warning; with --apply it is an error.
 
 the reason:
-  fd:<fault> <tag> <details>: the fault and a 6-hex tag of the finding's stable
-  key fit sinfo -R's default 20-character column (fd:symbol_err 3fa2c1 ...); the
-  same fault on the same part has the same tag in every sweep. Only reasons
-  starting fd: (or fabricdoc:) are fabricdoc's: resume never touches others.
+  fd:<fault> <id> <details>: the fault and the finding's id (see finding ids)
+  fit sinfo -R's default 20-character column (fd:symbol_err 3fa2c1 ...). Only
+  reasons starting fd: (or fabricdoc:) are fabricdoc's: resume never touches
+  others.
 
 drain policy:
   The report's drain list already went through the sweep's drain policy (cap,
@@ -45,10 +45,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "drain",
         help="print (or --apply) scontrol commands that drain the report's faulty hosts",
-        description="Print the 'scontrol update nodename=N state=drain reason=\"fd:<fault> <tag> ...\"' "
+        description="Print the 'scontrol update nodename=N state=drain reason=\"fd:<fault> <id> ...\"' "
         "command for every host in the report's drain list that Slurm has in service. Nothing is "
         "changed without --apply.",
-        epilog=EPILOG,
+        epilog=EPILOG + "\n" + a.FINDING_IDS,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     a.add_report(p)

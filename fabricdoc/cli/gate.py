@@ -56,7 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Check a job's hosts against a fabricdoc report and a policy: no findings above "
         "a severity on the job's hosts or paths, predicted busbw loss under a limit. For Slurm prologs "
         "and job launchers.",
-        epilog=EPILOG,
+        epilog=EPILOG + "\n" + a.FINDING_IDS,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     a.add_report(p)

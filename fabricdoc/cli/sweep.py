@@ -25,7 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "name the faulty links, switches and NICs, predict the AllReduce cost, and say which "
         "hosts to drain.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=FABRIC_HELP + "\n\n" + a.EXIT_CODES,
+        epilog=FABRIC_HELP + "\n\n" + a.EXIT_CODES + "\n" + a.FINDING_IDS,
     )
     a.add_fabric(p, "demo")
     p.add_argument("--expected", metavar="PATH",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -37,9 +38,11 @@ class Finding:
 
     ``name`` is what a person reads (labels); ``node_ids`` and ``endpoints``
     identify the component the way the fabric does (node ids, and for a cable
-    its two ``(label, port)`` ends). ``id`` (F001...) numbers the findings of
-    one report; :attr:`key` names the same fault on the same part in every
-    sweep, for schedulers, metrics and the history.
+    its two ``(label, port)`` ends). :attr:`key` names the same fault on the
+    same part in every sweep; ``id`` is its short form, six hex digits of the
+    key's sha256 (more where two findings of one report share six,
+    :func:`assign_ids`), the one name every output shows: the text report,
+    the JSON, the TUI, drain and gate reasons, metrics and the history.
     """
 
     id: str
@@ -58,6 +61,8 @@ class Finding:
         self.severity = Severity(self.severity)
         if not self.component:
             self.component = component_of(self.kind, self.node_ids, self.endpoints, self.name)
+        if not ID_PATTERN.match(self.id):  # an id is always the stable one; none given, or a report's old F001
+            self.id = self.tag
 
     @property
     def key(self) -> str:
@@ -69,6 +74,11 @@ class Finding:
     def tag(self) -> str:
         """Six hex digits of the key's hash: short enough for a Slurm reason column, stable like the key."""
         return short_hash(self.key)
+
+    @property
+    def label(self) -> str:
+        """``<id> <fault>`` (``3fa2c1 symbol_errors``): how every output names the finding in a line."""
+        return f"{self.id} {self.fault}"
 
     def evidence_of(self, cls: type) -> list[Any]:
         """The evidence items of one kind (``finding.evidence_of(SlowPairsEvidence)``)."""
@@ -92,7 +102,7 @@ class Finding:
     @classmethod
     def from_dict(cls, d: dict[str, Any], source: str = "report") -> Finding:
         return cls(
-            id=d["id"], kind=d["kind"], name=d["name"], fault=d["fault"], severity=Severity(d["severity"]),
+            id=str(d.get("id") or ""), kind=d["kind"], name=d["name"], fault=d["fault"], severity=Severity(d["severity"]),
             confidence=float(d["confidence"]),
             evidence=[evidence_from_dict(e, source) for e in d["evidence"]],
             endpoints=[(str(e[0]), int(e[1])) for e in d["endpoints"]] if d.get("endpoints") else None,
@@ -102,8 +112,30 @@ class Finding:
         )  # fmt: skip
 
 
-def short_hash(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()[:6]
+def short_hash(text: str, digits: int = 6) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:digits]
+
+
+ID_PATTERN = re.compile(r"^[0-9a-f]{6,64}$")
+
+
+def assign_ids(findings: list[Finding]) -> None:
+    """Give each finding its stable id: six hex digits of its key's sha256, or as many more as it
+    takes to tell apart findings of this report that share them (the same set of keys gives the
+    same ids in every sweep; a lone finding keeps its six)."""
+    digits = dict.fromkeys((f.key for f in findings), 6)
+    while True:
+        seen: dict[str, list[str]] = {}
+        for key, n in digits.items():
+            seen.setdefault(short_hash(key, n), []).append(key)
+        clash = [keys for keys in seen.values() if len(keys) > 1]
+        if not clash:
+            break
+        for keys in clash:
+            for key in keys:
+                digits[key] += 2
+    for f in findings:
+        f.id = short_hash(f.key, digits[f.key])
 
 
 def component_of(kind: str, node_ids: list[str], endpoints: list[tuple[str, int]] | None, name: str) -> str:

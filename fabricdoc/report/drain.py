@@ -40,7 +40,7 @@ def short_fault(fault: str) -> str:
 def finding_label(f: Finding) -> str:
     """``<short fault> <tag>`` (``symbol_err 3fa2c1``): how Slurm reasons, gate reasons and the report
     name a finding in every sweep (its F-number changes from sweep to sweep)."""
-    return f"{short_fault(f.fault)} {f.tag}"
+    return f"{short_fault(f.fault)} {f.id}"
 
 
 def worst_finding(findings: Iterable[Finding]) -> Finding | None:
@@ -92,8 +92,8 @@ def drain_list(fabric: Fabric, findings: list[Finding]) -> list[DrainEntry]:
         ids = sorted({fid for fid, _ in reasons[host]})
         why = "; ".join(dict.fromkeys(r for _, r in reasons[host]))
         worst = worst_finding(by_key[k] for k in ids)
-        out.append(DrainEntry(node=host, reason=why, findings=ids, tag=worst.tag if worst else "",
-                              tags=[by_key[k].tag for k in ids]))
+        out.append(DrainEntry(node=host, reason=why, findings=ids, tag=worst.id if worst else "",
+                              tags=[by_key[k].id for k in ids]))
     return out
 
 

@@ -320,6 +320,35 @@ class History:
             samples.setdefault(key, []).append(pc)
         return [(facts_of[key], pcs) for key, pcs in samples.items()]
 
+    def node_ids(self, name: str) -> set[str]:
+        """The fabric node ids a person's name for a node means: its id, its label (host or switch name)
+        or its GUID, as any stored sweep recorded them (case-insensitive; ``0x`` optional on a GUID)."""
+        want = name.strip().lower()
+        bare = want.removeprefix("0x")
+        out: set[str] = set()
+        for node, label, guid in self.db.execute("SELECT DISTINCT node, label, guid FROM counters"):
+            g = (guid or "").lower().removeprefix("0x")
+            if want in (str(node).lower(), str(label or "").lower()) or (bare and g == bare):
+                out.add(str(node))
+        for (node,) in self.db.execute("SELECT DISTINCT node FROM events"):
+            if str(node).lower() == want:
+                out.add(str(node))
+        for ids, fname in self.db.execute("SELECT DISTINCT node_ids, name FROM findings"):
+            try:
+                nodes = [str(x) for x in json.loads(ids)]
+            except (ValueError, TypeError):
+                continue
+            if len(nodes) == 1 and str(fname).lower() == want:
+                out.update(nodes)
+            out.update(n for n in nodes if n.lower() == want)
+        return out
+
+    def labels(self) -> dict[str, str]:
+        """Each stored node id's label, as its newest counter sample recorded it."""
+        # SQLite takes a bare column from the row that MAX() picked.
+        return {str(n): str(lbl) for n, lbl, _ in self.db.execute(
+            "SELECT node, label, MAX(timestamp) FROM counters WHERE label IS NOT NULL GROUP BY node")}
+
     def sweep_count(self) -> int:
         """How many sweeps the store holds."""
         return int(self.db.execute("SELECT COUNT(*) FROM sweeps").fetchone()[0])
@@ -327,7 +356,7 @@ class History:
     def flaps_per_week(self, since: float | None = None) -> pd.DataFrame:
         """Link flaps per port per ISO week (``2026-W49``): down events, or LinkDownedCounter deltas where larger.
 
-        Columns: node, port, week, flaps; port-weeks without a flap are left out.
+        Columns: node, label, port, week, flaps; port-weeks without a flap are left out.
         """
         q = "SELECT node, port, timestamp FROM events WHERE state='down'" + (" AND timestamp >= ?" if since else "")
         ev = pd.DataFrame(self.db.execute(q, (since,) if since else ()).fetchall(), columns=["node", "port", "timestamp"])
@@ -343,23 +372,29 @@ class History:
             f["src"] = src
             out.append(f.groupby(["node", "port", "week", "src"], as_index=False)["flaps"].sum())
         if not out:
-            return pd.DataFrame(columns=["node", "port", "week", "flaps"])
+            return pd.DataFrame(columns=["node", "label", "port", "week", "flaps"])
         both = pd.concat(out)
         res = both.groupby(["node", "port", "week"], as_index=False)["flaps"].max()
         res["flaps"] = res["flaps"].astype(int)
         res = res[res["flaps"] > 0]
+        labels = self.labels()
+        res.insert(1, "label", [labels.get(str(n), str(n)) for n in res["node"]])
         return res.sort_values(["week", "node", "port"]).reset_index(drop=True)
 
     def component_failures(self, min_severity: str = "error") -> pd.DataFrame:
         """Fault episodes per component: a run of consecutive sweeps with a finding on it is one episode.
 
         ``component`` is ``kind:identity`` (fabric ids and ports, as in a finding's key), ``name``
-        the label it had in its latest sweep. Columns: component, name, kind, fault, episodes,
-        faulty_sweeps, sweeps, observed_days, episodes_per_day.
+        the label it had in its latest sweep, ``id`` the finding id of its most frequent fault as the
+        latest sweep that found it gave it, ``node_ids`` the fabric nodes it spans. Columns: id,
+        component, name, kind, fault, episodes, faulty_sweeps, sweeps, observed_days,
+        episodes_per_day, node_ids.
         """
         sweeps = self.sweeps()
+        cols = ["id", "component", "name", "kind", "fault", "episodes", "faulty_sweeps", "sweeps", "observed_days",
+                "episodes_per_day", "node_ids"]
         if sweeps.empty:
-            return pd.DataFrame(columns=["component", "name", "kind", "fault", "episodes", "faulty_sweeps", "sweeps", "observed_days", "episodes_per_day"])
+            return pd.DataFrame(columns=cols)
         order = {sid: i for i, sid in enumerate(sweeps["id"])}
         span_days = max((sweeps["at"].iloc[-1] - sweeps["at"].iloc[0]) / 86400.0, 0.0)
         # A rate read off less than MIN_RATE_DAYS of history is noise (two sweeps 103 s apart gave
@@ -367,24 +402,27 @@ class History:
         rated = span_days >= MIN_RATE_DAYS
         floor = severity_rank(min_severity)
         seen: dict[str, dict[str, Any]] = {}
-        rows_in = self.db.execute("SELECT sweep_id, component, kind, fault, severity, name FROM findings ORDER BY sweep_id")
-        for sid, comp, kind, fault, sev, name in rows_in:
+        rows_in = self.db.execute(
+            "SELECT sweep_id, component, kind, fault, severity, name, finding_id, node_ids FROM findings ORDER BY sweep_id")
+        for sid, comp, kind, fault, sev, name, fid, ids in rows_in:
             if severity_rank(sev) < floor:
                 continue
-            s = seen.setdefault(comp, {"kind": kind, "faults": {}, "idx": set()})
-            s["name"] = name
+            s = seen.setdefault(comp, {"kind": kind, "faults": {}, "idx": set(), "ids": {}})
+            s["name"], s["node_ids"] = name, ids
             s["idx"].add(order[sid])
             s["faults"][fault] = s["faults"].get(fault, 0) + 1
+            s["ids"][fault] = fid
         rows = []
         for comp, s in sorted(seen.items()):
             idx = sorted(s["idx"])
             episodes = 1 + sum(1 for a, b in zip(idx, idx[1:], strict=False) if b != a + 1)
+            fault = max(s["faults"], key=s["faults"].get)
             rows.append(
-                {"component": comp, "name": s["name"], "kind": s["kind"], "fault": max(s["faults"], key=s["faults"].get),
+                {"id": s["ids"][fault], "component": comp, "name": s["name"], "kind": s["kind"], "fault": fault,
                  "episodes": episodes, "faulty_sweeps": len(idx), "sweeps": len(sweeps), "observed_days": span_days,
-                 "episodes_per_day": episodes / span_days if rated else None}
+                 "episodes_per_day": episodes / span_days if rated else None, "node_ids": _json_list(s["node_ids"])}
             )
-        return pd.DataFrame(rows)
+        return pd.DataFrame(rows, columns=cols)
 
     def kind_failure_rates(self, min_severity: str = "error") -> pd.DataFrame:
         """Fault episodes per component-hour by kind (link, switch, host/nic/gpu), over the history's span.
@@ -420,6 +458,14 @@ class History:
             Snapshot(float(r.at), int(r.hosts or 0), frozenset(drained.get(r.id, ()))) for r in sweeps.itertuples()
         )
 
+
+
+def _json_list(text: str) -> list[str]:
+    try:
+        value = json.loads(text)
+    except (ValueError, TypeError):
+        return []
+    return [str(x) for x in value] if isinstance(value, list) else []
 
 
 def _own_base(pc: PortCounters) -> bool:

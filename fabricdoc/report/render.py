@@ -241,19 +241,20 @@ def summary_text(report: Report, evidence_per_finding: int = 3) -> str:
         lines.append("no findings: everything planned was seen, and every link, switch and host looked healthy")
     else:
         lines.append("")
-        lines.append(f"{'ID':<5} {'SEVERITY':<9} {'KIND':<7} {'FAULT':<19} {'CONF':>4}  COMPONENT")
+        w = max(6, *(len(fd.id) for fd in report.findings))  # stable ids: six hex, more on a clash
+        lines.append(f"{'ID':<{w}} {'SEVERITY':<9} {'KIND':<7} {'FAULT':<19} {'CONF':>4}  COMPONENT")
         for fd in report.findings:
             lines.append(
-                f"{fd.id:<5} {fd.severity:<9} {fd.kind:<7} {safe(fd.fault):<19} {fd.confidence:>4.2f}  {safe(fd.name)}"
+                f"{fd.id:<{w}} {fd.severity:<9} {fd.kind:<7} {safe(fd.fault):<19} {fd.confidence:>4.2f}  {safe(fd.name)}"
             )
             # What the evidence cannot tell apart is always shown: it decides what to do next.
             facts = [ev for ev in fd.evidence if not isinstance(ev, CandidatesEvidence)]
             for ev in facts[:evidence_per_finding] + fd.evidence_of(CandidatesEvidence):
-                lines.append(f"{'':>6}- {evidence_line(ev)}")
+                lines.append(f"{'':>{w + 1}}- {evidence_line(ev)}")
             if len(facts) > evidence_per_finding:
-                lines.append(f"{'':>6}  (+{len(facts) - evidence_per_finding} more evidence items in the JSON report)")
+                lines.append(f"{'':>{w + 1}}  (+{len(facts) - evidence_per_finding} more evidence items in the JSON report)")
             if fd.action is not None:
-                lines.append(f"{'':>6}> {action_line(fd.action)}")
+                lines.append(f"{'':>{w + 1}}> {action_line(fd.action)}")
     if report.impact and report.impact.get("allreduce_busbw_gbps"):
         bw = report.impact["allreduce_busbw_gbps"]
         lines.append("")
@@ -270,7 +271,7 @@ def summary_text(report: Report, evidence_per_finding: int = 3) -> str:
     if report.drain:
         lines.append(f"drain ({plural(len(report.drain), 'host')}):")
         for d in report.drain:
-            tag = f"[{safe(d.tag)}] " if d.tag else ""  # the tag the Slurm reason / NPD message carries
+            tag = f"{safe(d.tag)} " if d.tag else ""  # the finding's id, as the Slurm reason / NPD message carry it
             lines.append(f"  {safe(d.node)}: {tag}{safe(d.reason)}")
     else:
         lines.append("drain: none")
@@ -278,7 +279,7 @@ def summary_text(report: Report, evidence_per_finding: int = 3) -> str:
         mode = (report.drain_policy or {}).get("mode", "drain")
         lines.append(f"held back by the drain policy ({plural(len(report.drain_held), 'host')}, not drained):")
         for h in report.drain_held:
-            tag = f"[{safe(h.tag)}] " if h.tag else ""
+            tag = f"{safe(h.tag)} " if h.tag else ""
             lines.append(f"  {safe(h.node)}: {tag}{safe(h.why)}")
         if mode == "comment":
             lines.append("  (comment-only mode: the drain list is annotated in Slurm, not drained)")

@@ -13,7 +13,7 @@ _PORT = {"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer"
 _NUM = {"type": ["number", "null"]}
 _INT = {"type": "integer", "minimum": 0}
 _STR_OR_NULL = {"type": ["string", "null"]}
-_TAG = {"type": "string", "pattern": "^([0-9a-f]{6})?$"}
+_TAG = {"type": "string", "pattern": "^([0-9a-f]{6,64})?$"}
 
 
 def _kind(kind: str, description: str, required: list[str], props: dict[str, Any]) -> dict[str, Any]:
@@ -217,12 +217,14 @@ REPORT_SCHEMA: dict[str, Any] = {
                 "type": "object",
                 "required": ["id", "kind", "name", "fault", "severity", "confidence", "evidence"],
                 "properties": {
-                    "id": {"type": "string", "description": "numbers the findings of this report, most severe "
-                           "first (F001...); the next sweep may number the same fault differently"},
+                    "id": {"type": "string", "pattern": "^([0-9a-f]{6,64}|F[0-9]{3,})$",
+                           "description": "the finding's one name, as every output shows it: six hex digits "
+                           "of the sha256 of its key (eight or more where two findings of this report share six), "
+                           "the same for the same fault on the same part in every sweep (F001... in reports "
+                           "written before ids were stable)"},
                     "key": {"type": "string", "description": "kind:component:fault, the same for the same fault on "
                             "the same part in every sweep: component is fabric ids and ports (GUID/port on "
-                            "InfiniBand), never labels. Slurm reasons, metrics and the history use it; its tag (Slurm "
-                            "reasons, gate reasons, drain entries) is the first six hex digits of its sha256"},
+                            "InfiniBand), never labels; its short form is the id"},
                     "kind": {"enum": ["link", "switch", "host", "nic", "gpu", "port", "pair"]},
                     "name": {"type": "string", "description": "human name as the fabric labels it (untrusted text)"},
                     "endpoints": {
@@ -264,11 +266,11 @@ REPORT_SCHEMA: dict[str, Any] = {
                     "reason": {"type": "string"},
                     "findings": {"type": "array", "items": {"type": "string"},
                                  "description": "keys of the findings that put the host here"},
-                    "tag": _TAG | {"description": "the six-hex tag of the worst of those findings (sha256 of its "
-                                   "key): the one the Slurm reason (fd:<fault> <tag>) and the NPD message lead "
-                                   "with; empty in reports written before tags"},
+                    "tag": _TAG | {"description": "the id of the worst of those findings: the one the Slurm "
+                                   "reason (fd:<fault> <id>) and the NPD message lead with; empty in reports "
+                                   "written before tags"},
                     "tags": {"type": "array", "items": _TAG,
-                             "description": "the tags of the findings, in the order of findings"},
+                             "description": "the ids of the findings, in the order of findings"},
                 },
             },
         },
@@ -282,7 +284,7 @@ REPORT_SCHEMA: dict[str, Any] = {
                 "properties": {
                     "node": {"type": "string"}, "reason": {"type": "string"}, "why": {"type": "string"},
                     "findings": {"type": "array", "items": {"type": "string"}},
-                    "tag": _TAG | {"description": "as on a drain entry: the worst finding's tag"},
+                    "tag": _TAG | {"description": "as on a drain entry: the worst finding's id"},
                     "tags": {"type": "array", "items": _TAG},
                 },
             },

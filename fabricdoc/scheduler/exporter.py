@@ -56,8 +56,8 @@ Everything else is fabricdoc's own (Prometheus conventions: base units,
 ``report_stale``, ``report_load_errors_total``, ``report_timestamp_seconds``,
 ``report_info{producer,run_id}``; from a loaded report ``verdict{verdict}``,
 ``findings{severity,kind}`` (every combination, so ``sum()`` is the number of
-findings), ``finding{key,kind,component,fault,severity}`` (its confidence; the
-key is the same in every sweep, unlike the F-number), ``drain{node}``,
+findings), ``finding{id,key,kind,component,fault,severity}`` (its confidence; the
+id, as every output shows it, and the key are the same in every sweep), ``drain{node}``,
 ``drain_nodes``, ``pairs{status}`` (ok, slow, hung, wrong, error: they add up
 to the tests run), ``allreduce_busbw_bytes_per_second{basis}``,
 ``links{state}``, ``links_degraded``; from the history ``history_loaded``,
@@ -525,7 +525,7 @@ def _report_metrics(out: Exposition, rep: Report) -> None:
     out.family("fabricdoc_findings", "gauge", "Findings in the report by severity and kind (sum() is their number)",
                [(labels(severity=s, kind=k), float(counts.get((s, k), 0))) for s, k in combos])
     out.family("fabricdoc_finding", "gauge", "One finding of the report; the value is its confidence (0..1)",
-               [(labels(key=f.key, kind=f.kind, component=f.component, fault=f.fault, severity=str(f.severity)),
+               [(labels(id=f.id, key=f.key, kind=f.kind, component=f.component, fault=f.fault, severity=str(f.severity)),
                  float(f.confidence)) for f in rep.findings])
     out.family("fabricdoc_drain", "gauge", "Hosts the report says to drain (1 each)",
                [(labels(node=d.node), 1.0) for d in rep.drain])

@@ -106,7 +106,7 @@ class GateResult:
             "reasons": self.reasons,
             "notes": self.notes,
             "findings": [
-                {"id": f.id, "key": f.key, "tag": f.tag, "label": finding_label(f), "kind": f.kind, "name": f.name,
+                {"id": f.id, "key": f.key, "tag": f.id, "label": finding_label(f), "kind": f.kind, "name": f.name,
                  "fault": f.fault, "severity": f.severity, "confidence": f.confidence}
                 for f in self.findings
             ],

@@ -121,7 +121,7 @@ def npd_status(
     more = f" (+{len(res.reasons) - 1} more)" if len(res.reasons) > 1 else ""
     if worst is None:
         return NPD_PROBLEM, f"fabricdoc: FAIL {res.reasons[0]}{more}"
-    head = f"fabricdoc: FAIL {_field(worst.kind, 12)} {_field(worst.fault, 24)} {worst.tag}"
+    head = f"fabricdoc: FAIL {_field(worst.kind, 12)} {_field(worst.fault, 24)} {worst.id}"
     return NPD_PROBLEM, f"{head} on {who}{more}: {_field(worst.name, 120)} ({worst.severity}, {worst.confidence:.2f})"
 
 

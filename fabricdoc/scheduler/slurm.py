@@ -209,8 +209,8 @@ def plan_drain(report: Report, names: NameMap | None = None, scontrol: str = "sc
         keys = tuple(entry.findings)
         found = [by_key[k] for k in keys if k in by_key]
         worst = worst_finding(found)
-        head = fault_tag(worst.fault, worst.tag) if worst else REASON_TAG + "drain"
-        others = [f.tag for f in found if f is not worst]
+        head = fault_tag(worst.fault, worst.id) if worst else REASON_TAG + "drain"
+        others = [f.id for f in found if f is not worst]
         why = entry.reason + (f" [+{','.join(others)}]" if others else "")
         reason = sanitize_reason(why, head)
         if mode == "comment":

@@ -13,7 +13,8 @@ SLURM_NODES = ("fdsl-node0001", "fdsl-node0002", "fdsl-node0003", "fdsl-node0004
 HOST_RULE = ("node(\\d+)", "fdsl-node\\1")
 
 
-def nic_down(host: str, fid: str) -> Finding:
+def nic_down(host: str, fid: str = "") -> Finding:
+    """A down NIC; its id derived from its key (as localize gives it) unless ``fid`` is given."""
     return Finding(
         id=fid,
         kind="nic",
@@ -30,7 +31,7 @@ def nic_down(host: str, fid: str) -> Finding:
 def make_report(bad_hosts=(), findings=(), fabric=None, impact=None) -> Report:
     """A report over a 4-host leaf/spine fabric with the given hosts' NICs down."""
     fabric = fabric or fat_tree_2(leaves=2, spines=1, hosts_per_leaf=2)
-    fs = [nic_down(h, f"F{i + 1:03d}") for i, h in enumerate(bad_hosts)] + list(findings)
+    fs = [nic_down(h) for h in bad_hosts] + list(findings)
     rep = Report.build(fabric, fs, Observations())
     rep.impact = impact
     return rep

@@ -22,7 +22,7 @@ from fabricdoc.model.evidence import (
     SlowPairsEvidence,
     StateEvidence,
 )
-from fabricdoc.model.findings import Finding
+from fabricdoc.model.findings import Finding, assign_ids
 from fabricdoc.model.records import Observations, PairResult, PortCounters, PortRef
 from fabricdoc.report.history import History
 from fabricdoc.report.report import Report
@@ -105,8 +105,7 @@ def make_report(**thresholds: float) -> Report:
                 None, [MARKUP_LABEL]),
     ]
     findings = sort_findings(findings)
-    for i, f in enumerate(findings, 1):
-        f.id = f"F{i:03d}"
+    assign_ids(findings)
     obs = Observations(pairs=pairs, interval_s=10.0)
     report = Report.build(fabric, findings, obs, duration_s=12.5, thresholds=thresholds or None)
     report.generated_at = GENERATED_AT

@@ -54,7 +54,7 @@ def key_help() -> str:
     columns = "\n".join(f"  {name:<12} {what}" for name, what in (
         ("conf", "how sure the finding is, 0-1 (equally likely alternatives split it)"),
         ("component", "the part named: a cable's two ends, a switch, a NIC or a host"),
-        ("id", "F001...: this report's number; the six-hex tag in drain reasons is the same finding in every sweep"),
+        ("id", "the finding's one name (six hex digits of its key's hash): the same in every sweep, in drain reasons and metrics"),
         ("evidence", "how many pieces of evidence the finding carries (open it to read them)"),
         ("speed", "lanes x Gb/s per lane as trained (and what both ends support when lower)"),
         ("busbw", "AllReduce bus bandwidth in Gb/s, as nccl-tests reports it"),

@@ -26,14 +26,15 @@ def _findings(faults):
     return localize(result.observed, result.observations)
 
 
-def test_the_same_fault_keeps_its_key_when_other_findings_change_its_number():
+def test_the_same_fault_keeps_its_key_and_id_when_other_findings_change_its_place():
     lossy = Fault("lossy", port=PortRef("leaf02", 3))
     alone = _findings([lossy])
     crowded = _findings([lossy, Fault("down", port=PortRef("node0005", 1)), Fault("dead_switch", switch="spine02")])
     (first,) = [f for f in alone if f.fault == "symbol_errors"]
     (again,) = [f for f in crowded if f.fault == "symbol_errors"]
-    assert first.id != again.id  # the numbering follows severity, so it moved
-    assert first.key == again.key
+    assert alone.index(first) != crowded.index(again)  # the order follows severity, so it moved
+    assert first.key == again.key and first.id == again.id == first.tag
+    assert len({f.id for f in crowded}) == len(crowded)
     assert first.key.startswith("link:") and first.key.endswith(":symbol_errors")
 
 
@@ -77,3 +78,26 @@ def test_keys_survive_the_report_round_trip_gpu_included(tmp_path):
     assert [f.key for f in back.findings] == [f.key for f in findings]
     assert "gpu:GPU-5b1f6a0e-3c2d-4e1b-9a7f-0c1d2e3f4a5b:gpu_error" in [f.key for f in back.findings]
     assert all(k in {f.key for f in findings} for d in data["drain"] for k in d["findings"])
+
+
+def test_findings_whose_six_digits_clash_get_longer_ids_and_the_rest_keep_six(monkeypatch):
+    from fabricdoc.model import findings as fmod
+
+    real = fmod.short_hash
+
+    def clashing(text: str, digits: int = 6) -> str:  # two keys that share their first six digits
+        out = real(text, digits)
+        return ("abcdef" + out[6:]) if ("clash" in text and digits == 6) else out
+
+    monkeypatch.setattr(fmod, "short_hash", clashing)
+    fs = [Finding("", "host", n, "clash_fault", "error", 0.9, node_ids=[n]) for n in ("a", "b")]
+    fs.append(Finding("", "host", "c", "down", "error", 0.9, node_ids=["c"]))
+    fmod.assign_ids(fs)
+    assert [len(f.id) for f in fs] == [8, 8, 6]
+    assert fs[0].id != fs[1].id and fs[0].id == real(fs[0].key, 8) and fs[2].id == real(fs[2].key)
+
+
+def test_a_report_saved_with_old_numbered_ids_loads_with_stable_ids():
+    f = Finding("", "host", "node0001", "down", "error", 0.9, node_ids=["node0001"])
+    d = f.to_dict() | {"id": "F001"}
+    assert Finding.from_dict(d).id == f.tag

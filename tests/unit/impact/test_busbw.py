@@ -53,12 +53,13 @@ def test_nominal_ring_busbw_is_rails_times_link_rate_and_tree_is_that_times_n_mi
 
 
 def test_half_capacity_leaf_spine_link_on_one_rail_halves_the_ring_exactly():
-    m = ImpactModel(_rail_fabric(), [_half_by_ratio()])
+    half = _half_by_ratio()
+    m = ImpactModel(_rail_fabric(), [half])
     d = m.detail(algorithm="ring", state="now")
     assert d["busbw_gbps"] == pytest.approx(400.0)
     assert d["per_rail_gbps"] == pytest.approx([200.0, 400.0])
     assert d["bottleneck"]["link"] == [list(e) for e in HALF_LINK]
-    assert d["bottleneck"]["finding"] == "F001"
+    assert d["bottleneck"]["finding"] == half.id
     assert m.busbw(algorithm="ring", state="nominal") == pytest.approx(800.0)
 
 
@@ -147,7 +148,7 @@ def test_findings_that_do_not_cost_bandwidth_leave_capacity_alone_and_unknown_li
     ghost = _link_finding("down", [], endpoints=[("no-such-switch", 1), ("spine01", 1)], fid="F009")
     effects, unmapped = link_effects(f, [symbols, ghost])
     assert effects == {}
-    assert unmapped == ["F009"]
+    assert unmapped == [ghost.id]
 
 
 def test_job_hosts_restrict_the_ring_and_unknown_hosts_are_an_error():
@@ -198,14 +199,15 @@ def test_healthy_fabric_busbw_is_rails_times_link_rate_for_any_job_size(n_hosts,
 
 def test_impact_section_has_the_issue_shape_and_is_strict_json():
     f = _rail_fabric()
-    out = impact_section(f, [_half_by_ratio()], drain_hosts=[], hours=24.0, checkpoint_minutes=5.0,
+    half = _half_by_ratio()
+    out = impact_section(f, [half], drain_hosts=[], hours=24.0, checkpoint_minutes=5.0,
                          failure_rates={"host_mtbf_hours": 2400.0 * 8 / 100})
     json.dumps(out, allow_nan=False)
     assert out["algorithm"] == "ring"
     # The half-rate cable joins a leaf and a spine: out of service, the spines' other cables carry it all.
     assert out["allreduce_busbw_gbps"] == {"nominal": 800.0, "now": 400.0, "after_drain": 400.0, "recommended": 800.0}
     assert out["recommendation"]["isolate"] == [[list(e) for e in HALF_LINK]]
-    assert out["recommendation"]["drain"] == [] and out["recommendation"]["findings"] == ["F001"]
+    assert out["recommendation"]["drain"] == [] and out["recommendation"]["findings"] == [half.id]
     job = out["job"]
     for key in ("failure_probability", "mtbf_hours", "recommended_checkpoint_minutes", "expected_goodput"):
         assert key in job

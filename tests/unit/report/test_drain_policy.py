@@ -26,8 +26,8 @@ from tests.helpers.reports import nic_down
 def _report(bad, severity="error", fabric=None) -> Report:
     fabric = fabric or fat_tree_2(leaves=4, spines=2, hosts_per_leaf=4)  # 16 hosts
     fs = []
-    for i, h in enumerate(bad):
-        f = nic_down(h, f"F{i + 1:03d}")
+    for i, h in enumerate(bad):  # noqa: B007
+        f = nic_down(h)
         f.severity = Severity(severity if isinstance(severity, str) else severity[i])
         fs.append(f)
     return Report.build(fabric, fs, Observations())

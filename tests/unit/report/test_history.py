@@ -8,10 +8,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from fabricdoc.cli.main import main
 from fabricdoc.errors import FabricdocError
 from fabricdoc.model.records import LinkEvent, PortCounters
 from fabricdoc.report.history import History
-from tests.helpers.reports import make_report, store
+from tests.helpers.reports import make_report, nic_down, store
 
 T0 = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)  # a Monday: ISO week 2026-W49
 DAY = 86400.0
@@ -125,8 +126,9 @@ def test_cli_history_add_then_failures_json(tmp_path, capsys):
     comp_line, kind_line = capsys.readouterr().out.strip().splitlines()
     comp = json.loads(comp_line)
     assert comp == [
-        {"component": "nic:node0003", "name": "node0003 mlx5_0", "kind": "nic", "fault": "down", "episodes": 2, "faulty_sweeps": 2,
-         "sweeps": 3, "observed_days": 2.0, "episodes_per_day": 1.0}
+        {"id": nic_down("node0003").id, "component": "nic:node0003", "name": "node0003 mlx5_0", "kind": "nic",
+         "fault": "down", "episodes": 2, "faulty_sweeps": 2, "sweeps": 3, "observed_days": 2.0,
+         "episodes_per_day": 1.0, "node_ids": ["node0003"]}
     ]
     assert json.loads(kind_line)[0]["kind"] == "nic"
 
@@ -268,3 +270,40 @@ def test_two_simulated_sweeps_never_read_their_different_counter_bases_as_flaps(
     assert main(["history", "--db", str(db), "rates"]) == 0
     out = capsys.readouterr().out
     assert "per second" in out and "counter intervals with no change not shown" in out
+
+
+def _two_ports(t: datetime, sym: int) -> list[PortCounters]:
+    return [PortCounters(node, port, t.timestamp(), {"SymbolErrorCounter": sym, "LinkDownedCounter": sym // 10})
+            for node, port in (("leaf01", 3), ("leaf01", 4), ("leaf02", 3))]
+
+
+@pytest.mark.parametrize(("part", "want"), [
+    ("leaf01", {("leaf01", 3), ("leaf01", 4)}),
+    ("leaf01[4]", {("leaf01", 4)}),
+    ("LEAF02", {("leaf02", 3)}),
+    ("0x0002C90200000003", {("leaf02", 3)}),  # its GUID (the report's topology gives it), in any case
+    ("0002c90200000002[3]", {("leaf01", 3)}),
+])
+def test_history_views_narrow_to_a_part_by_the_names_people_use(tmp_path, capsys, part, want):
+    db = tmp_path / "h.sqlite"
+    for day, sym in enumerate((0, 20)):
+        t = T0 + timedelta(days=day)
+        store(db, report_at(t, bad_hosts=["node0001"] if day else []), counters=_two_ports(t, sym))
+    assert main(["history", "--history", str(db), "--json", "rates", "--part", part, "--counter", "symbol_errors"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {(r["node"], r["port"]) for r in rows} == want and all(r["delta"] == 20 for r in rows)
+    assert main(["history", "--history", str(db), "--json", "flaps", "--part", part]) == 0
+    assert {(r["node"], r["port"]) for r in json.loads(capsys.readouterr().out)} == want
+
+
+def test_history_failures_narrow_to_a_host_and_a_bad_part_is_one_line(tmp_path, capsys):
+    db = tmp_path / "h.sqlite"
+    store(db, report_at(T0, bad_hosts=["node0001", "node0002"]))
+    assert main(["history", "--history", str(db), "failures", "--part", "node0002"]) == 0
+    out = capsys.readouterr().out
+    assert nic_down("node0002").id in out and nic_down("node0001").id not in out
+    assert "per_component_hour" not in out  # the fabric-wide rates are not one host's
+    for part, why in (("nosuch", "no host or switch of that name"), ("leaf01[300]", "a port number is 0 to 255")):
+        assert main(["history", "--history", str(db), "failures", "--part", part]) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and len(err.splitlines()) == 1 and why in err and "--part" in err

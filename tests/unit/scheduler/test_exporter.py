@@ -136,7 +136,7 @@ def test_scrape_returns_verdict_findings_drain_and_node_exporter_named_port_seri
     assert guid.startswith("0x") and len(guid) == 18
 
 
-def test_findings_are_counted_once_and_carry_their_stable_key_not_the_report_number(tmp_path):
+def test_findings_are_counted_once_and_carry_their_stable_id_and_key(tmp_path):
     fabric = fat_tree_2(leaves=2, spines=1, hosts_per_leaf=2)
     link = _link_finding(fabric, "leaf01", 3, "spine01", 1)
     keys = set()
@@ -148,9 +148,11 @@ def test_findings_are_counted_once_and_carry_their_stable_key_not_the_report_num
         found = labelled(s, "fabricdoc_finding")
         assert len(found) == 2
         for lab in found:
-            assert set(lab) == {"key", "kind", "component", "fault", "severity"}  # no id, no name
-        keys.add(frozenset(lab["key"] for lab in found))
-    assert keys == {frozenset({"nic:node0002:down", "link:leaf01/3~spine01/1:symbol_errors"})}
+            assert set(lab) == {"id", "key", "kind", "component", "fault", "severity"}  # no name: a rename
+            assert re.fullmatch(r"[0-9a-f]{6}", lab["id"])                             # is not a new finding
+        keys.add(frozenset((lab["id"], lab["key"]) for lab in found))
+    assert {k for _, k in next(iter(keys))} == {"nic:node0002:down", "link:leaf01/3~spine01/1:symbol_errors"}
+    assert len(keys) == 1  # the same ids and keys whichever order the report lists them in
 
 
 def test_pairs_by_outcome_add_up_to_the_tests_run_and_busbw_is_in_bytes_per_second(tmp_path):

@@ -70,11 +70,11 @@ def test_a_cell_describes_its_cable_and_its_switchs_ports(demo_report):
     grid = build_grids(index)[0]
     text = words(describe_block(index, grid, range(2, 3), range(1, 2)).plain)
     assert "leaf03 × spine02" in text
-    assert "leaf03[6] — spine02[3] 4x100 Gb/s = 400.0 Gb/s up error F003 symbol_errors" in text
+    assert "leaf03[6] — spine02[3] 4x100 Gb/s = 400.0 Gb/s up error 3868bb symbol_errors" in text
     assert "leaf03 ports 1■ 2■ 3■ 4■ 5■ 6■ 7■ 8■" in text
     hosts = words(describe_block(index, grid, range(6, 7), None).plain)
     assert "leaf07 × hosts" in hosts and "4 cables, 1 with findings" in hosts
-    assert "leaf07[3] — node0027[1]" in hosts and "F004 flapping" in hosts
+    assert "leaf07[3] — node0027[1]" in hosts and "ba2447 flapping" in hosts
     block = words(describe_block(index, grid, range(0, 4), range(0, 4)).plain)
     assert "16 cables, 2 with findings, 0 down worst error" in block and "enter zooms in" in block
 
@@ -140,7 +140,7 @@ def test_a_host_pairs_route_goes_hop_by_hop_and_shows_each_hops_state(demo_repor
     assert [index.label(h.dst[0])[:4] for h in hops] == ["leaf", "spin", "leaf", "node"]
     text = words(route_text(index, src, dst, hops, "test").plain)
     assert "route node0001[1] → node0027[1] 4 hops" in text
-    assert "leaf07[3] → node0027[1] 4x100 Gb/s error F004 flapping" in text
+    assert "leaf07[3] → node0027[1] 4x100 Gb/s error ba2447 flapping" in text
     assert "1 of 4 hops with findings" in text
     assert glyph(window_states(index, build_grids(index)[0], _full(build_grids(index)[0]))[(0, 0)], True).plain == GLYPH_PATH
 

@@ -49,7 +49,7 @@ async def test_arrows_and_hjkl_move_the_cursor_and_the_text_follows(demo_report,
         assert fm.has_focus and fm.win.unit  # the demo's 8 x 4 fits both sizes cell by cell
         assert fm.cursor == (0, 0) and "leaf01 × spine01" in info(app)
         await pilot.press("j", "j", "l")
-        assert fm.cursor == (2, 1) and "leaf03 × spine02" in info(app) and "F003 symbol_errors" in info(app)
+        assert fm.cursor == (2, 1) and "leaf03 × spine02" in info(app) and "3868bb symbol_errors" in info(app)
         await pilot.press("down", "right", "up", "left", "k")
         assert fm.cursor == (1, 1)
         await pilot.press("h", "h")
@@ -77,7 +77,7 @@ async def test_enter_opens_the_cable_under_the_cursor_and_escape_comes_back(demo
         await pilot.press("escape")
         await pilot.press("h", "h", "h", "h", "j", "enter")  # leaf07's host cables: the leaf with its ports
         await settle(pilot, lambda: isinstance(app.screen, DetailScreen), "the leaf detail")
-        assert app.screen.node == "leaf07" and "F004" in shown(app)
+        assert app.screen.node == "leaf07" and "ba2447" in shown(app)
 
 
 @pytest.mark.parametrize("size", [SMALL, LARGE])

@@ -1,0 +1,67 @@
+"""One finding, one name: the demo sweep's findings carry the same id in every output a person or a
+scheduler reads (text report, JSON, drain list and Slurm reasons, gate, NPD, /metrics, history, TUI)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from fabricdoc.cli.main import main
+from fabricdoc.report.history import History
+from fabricdoc.report.render import summary_text
+from fabricdoc.report.report import Report
+from fabricdoc.scheduler.exporter import FabricCollector
+from fabricdoc.scheduler.gate import evaluate
+from fabricdoc.scheduler.k8s import npd_status
+from fabricdoc.scheduler.slurm import plan_drain
+from fabricdoc.sweep import SweepConfig, run_sweep
+
+TUI = pytest.importorskip("fabricdoc.tui.view")
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    path = tmp_path_factory.mktemp("identity") / "r.json"
+    run_sweep(SweepConfig(fabric="demo")).save(path)
+    return path
+
+
+def test_every_output_names_each_finding_by_the_same_id(demo, tmp_path, capsys):
+    report = Report.load(demo)
+    ids = [f.id for f in report.findings]
+    assert len(ids) == 4 and len(set(ids)) == 4 and all(re.fullmatch(r"[0-9a-f]{6}", i) for i in ids)
+    assert ids == [f["id"] for f in json.loads(demo.read_text())["findings"]]
+
+    text = summary_text(report)
+    rows = [ln.split()[0] for ln in text.splitlines() if ln.split() and ln.split()[0] in ids]
+    assert rows == ids  # the findings table leads each row with the id
+
+    flapping = next(f for f in report.findings if f.fault == "flapping")
+    (entry,) = report.drain
+    assert entry.tag == flapping.id and f"  {entry.node}: {flapping.id} " in text
+    (action,) = plan_drain(report)[0]
+    assert f"fd:flapping {flapping.id} " in action.reason
+
+    res = evaluate(report, [entry.node])
+    assert not res.ok and any(flapping.id in r for r in res.reasons)
+    assert flapping.id in npd_status(report, entry.node)[1]
+
+    collector = FabricCollector(demo)
+    collector.refresh()
+    exposed = collector.exposition().decode()
+    assert all(f'id="{i}"' in exposed for i in ids)
+
+    db = tmp_path / "h.sqlite"
+    with History(db) as h:
+        h.append(report)
+        assert sorted(h.component_failures("warning")["id"]) == sorted(ids)
+
+    index = TUI.ReportIndex(report)
+    table = TUI.finding_rows(index)
+    assert [table.row(k).cells[0].plain for k in table.keys] == ids
+
+    assert main(["history", "--history", str(db), "failures", "--part", "node0027"]) == 0
+    shown = capsys.readouterr().out
+    assert flapping.id in shown and all(i not in shown for i in ids if i != flapping.id)
