@@ -46,7 +46,14 @@ from fabricdoc.model.findings import Finding
 from fabricdoc.model.memory import gc_paused
 from fabricdoc.model.severity import SEVERITIES, Severity, worst
 from fabricdoc.model.text import escape
-from fabricdoc.report.render import evidence_line, expectation_lines, plural
+from fabricdoc.report.figures import (
+    THROUGHPUT_BASIS,
+    alternatives,
+    busbw_figures,
+    remedy_text,
+    throughput_text,
+)
+from fabricdoc.report.render import evidence_line, expectation_lines
 from fabricdoc.report.report import Report
 
 if TYPE_CHECKING:
@@ -876,11 +883,10 @@ def overview_text(index: ReportIndex) -> Text:
         out.append("\n")
     if not kinds:
         out.append("none\n", style="green")
-    head = (rep.impact or {}).get("allreduce_busbw_gbps")
-    if isinstance(head, dict):
+    if isinstance((rep.impact or {}).get("allreduce_busbw_gbps"), dict):
         out.append("\nAllReduce busbw  ", style="bold")
-        out.append(f"nominal {fmt_gbps(head.get('nominal'))} · now {fmt_gbps(head.get('now'))}"
-                   f" · after drain {fmt_gbps(head.get('after_drain'))}\n")
+        out.append(" · ".join(f"{fig.label} {fmt_gbps(fig.gbps)}" for fig in busbw_figures(rep.impact, len(rep.drain))))
+        out.append("\n")
     bad_links = len(index.unhealthy_links())
     out.append(f"\nlinks with findings {bad_links:,} of {index.link_count:,}\n")
     out.append(f"hosts to drain      {len(rep.drain):,}\n", style="bold red" if rep.drain else "")
@@ -1020,16 +1026,19 @@ def impact_text(report: Report, live: dict[str, float] | None) -> Text:
     if not head:
         out.append("the report carries no impact section\n", style="dim")
         return out
-    nominal = head.get("nominal")
-    for key, name in (("nominal", "nominal"), ("now", "now"),
-                      ("after_drain", f"after drain ({plural(len(report.drain), 'host')})")):
-        value = head.get(key)
-        out.append(f"  {name:<24}")
-        out.append(f"{fmt_gbps(value):>14}", style="bold" if key != "nominal" else "")
-        if key != "nominal" and isinstance(value, int | float) and nominal:
-            ratio = value / nominal
-            out.append(f"  {ratio:6.1%} of nominal", style=_fraction_style(ratio, report.slow_ratio))
+    figures = busbw_figures(imp if imp.get("allreduce_busbw_gbps") else {"allreduce_busbw_gbps": live},
+                            len(report.drain))
+    for fig in figures:
+        out.append(f"  {fig.label:<24}")
+        out.append(f"{fmt_gbps(fig.gbps):>14}", style="bold" if fig.key != "nominal" else "")
+        if fig.key != "nominal" and fig.of_nominal is not None:
+            out.append(f"  {fig.of_nominal:6.1%} of nominal", style=_fraction_style(fig.of_nominal, report.slow_ratio))
         out.append("\n")
+    rec = imp.get("recommendation")
+    if isinstance(rec, dict) and rec:
+        out.append("  recommended remedy: ")
+        out.append(safe(remedy_text(rec)))
+        out.append(f"\n    {rec.get('hosts', '?')} hosts, {throughput_text(rec.get('throughput_fraction'))}\n", style="dim")
     for alg_name, fig in (imp.get("by_algorithm") or {}).items():
         if alg_name == alg or not isinstance(fig, dict) or "nominal" not in fig:
             continue
@@ -1043,11 +1052,11 @@ def impact_text(report: Report, live: dict[str, float] | None) -> Text:
         if bottleneck.get("finding"):
             out.append(safe(f"  ({bottleneck['finding']} {bottleneck.get('reason') or ''})", "dim"))
         out.append("\n")
-    alternatives = [w for w in imp.get("what_if") or [] if isinstance(w, dict) and w.get("choice") == "alternative"]
-    for w in alternatives[:3]:
-        out.append("  alternative: drain ")
-        out.append(safe(", ".join(map(str, w.get("drain", []))) or "nothing"))
-        out.append(f" → {fmt_gbps(w.get('busbw_gbps'))}, job throughput {w.get('throughput_fraction', 0):.1%}\n")
+    for w in alternatives(imp)[:3]:
+        out.append("  alternative: ")
+        out.append(safe(remedy_text(w)))
+        out.append(f" → {fmt_gbps(w.get('busbw_gbps'))}, {w.get('hosts', '?')} hosts, "
+                   f"{throughput_text(w.get('throughput_fraction')).removesuffix(f' ({THROUGHPUT_BASIS})')}\n")
     job = imp.get("job")
     if isinstance(job, dict):
         out.append(_job_line(job))
@@ -1103,7 +1112,7 @@ def whatif_text(index: ReportIndex, drained: int, result: dict[str, Any], live: 
     if "hosts" in result:
         out.append(f"hosts kept            {result['hosts']:,} of {len(index.hosts):,}\n")
     if "throughput_fraction" in result:
-        out.append(f"job throughput        {result['throughput_fraction']:.1%} of the whole job at nominal\n")
+        out.append(f"{throughput_text(result['throughput_fraction'])}\n")
     for (a, pa), (b, pb) in result.get("isolate") or []:
         out.append("out of service        ")
         out.append(safe(f"{port_name(str(a), pa)} — {port_name(str(b), pb)}", "yellow"))

@@ -194,13 +194,6 @@ def run(args: argparse.Namespace) -> int:
     return common.verdict_exit(report, args.command)
 
 
-def link_text(link: list) -> str:
-    """``a[1] -- b[2]`` for a report's ``[[label, port], [label, port]]`` cable (names escaped)."""
-    from fabricdoc.model.text import escape
-
-    return " -- ".join(f"{escape(str(n))}[{p}]" for n, p in link)
-
-
 def _names(items: list[str], limit: int = 6) -> str:
     from fabricdoc.model.text import escape
 
@@ -217,14 +210,19 @@ def print_section(section: dict[str, Any], console: Any) -> None:
     from rich.text import Text
 
     from fabricdoc.model.text import escape
+    from fabricdoc.report.figures import BUSBW_KEYS, THROUGHPUT_BASIS, busbw_figures, cable_text
 
     rails = section["rails"]
     bw = Table(title=f"AllReduce busbw, Gb/s ({section['job_hosts']} hosts, {rails} rail{'s' if rails != 1 else ''})")
-    for col in ("algorithm", "nominal", "now", "after drain", "now bottleneck"):
-        bw.add_column(col, justify="left" if col in ("algorithm", "now bottleneck") else "right")
+    drained = len(next((w["drain"] for w in section["what_if"] if w.get("choice") == "report"), []))
+    heads = [f.label for f in busbw_figures(section, drained)]  # the labels the sweep summary and the TUI use
+    for col in ("algorithm", *heads):
+        bw.add_column(col, justify="left" if col == "algorithm" else "right")
+    bottlenecks = []
     for alg, row in section["by_algorithm"].items():
         if "skipped" in row:
-            bw.add_row(alg, "-", "-", "-", Text(f"skipped: {escape(row['skipped'])}"))
+            bw.add_row(alg, *["-"] * len(heads))
+            bottlenecks.append(f"{alg}: skipped: {escape(row['skipped'])}")
             continue
         b = row.get("bottleneck_now") or {}
         where = b.get("direction") or b.get("reason") or ""
@@ -232,12 +230,14 @@ def print_section(section: dict[str, Any], console: Any) -> None:
             n = b["flows"]
             where += (f" ({_gbps(b.get('capacity_gbps'))} Gb/s link, {n} flows share it)" if n != 1
                       else f" ({_gbps(b.get('capacity_gbps'))} Gb/s link, this flow alone)")
-        bw.add_row(alg, _gbps(row["nominal"]), _gbps(row["now"]), _gbps(row["after_drain"]), Text(escape(where)))
+        bw.add_row(alg, *[_gbps(row.get(k)) for k in BUSBW_KEYS[:len(heads)]])
+        if where:
+            bottlenecks.append(f"{alg} bottleneck now: {escape(where)}")
     console.print(bw)
-    recommended = {alg: row["recommended"] for alg, row in section["by_algorithm"].items() if "recommended" in row}
-    if recommended:
-        console.print(Text("recommended (the first what-if row): " + " / ".join(
-            f"{alg} {_gbps(v)}" for alg, v in recommended.items()) + " Gb/s"))
+    for line in bottlenecks:
+        console.print(Text(line))
+    if "recommended" in heads:
+        console.print(Text("recommended: the first what-if row below"))
     expected = section.get("expected_busbw") or {}
     for alg, row in (expected.get("by_algorithm") or {}).items():
         if row.get("expected"):
@@ -246,15 +246,16 @@ def print_section(section: dict[str, Any], console: Any) -> None:
     if expected.get("efficiency_source"):
         console.print(Text(f"efficiency: {escape(expected['efficiency_source'])}"))
 
-    wi = Table(title="What if we drain hosts / take ports out of service ... (busbw in Gb/s; ranked by hosts x busbw)")
-    for col in ("choice", "drain (and out of service)", "hosts", "busbw", "vs nominal", "throughput"):
+    wi = Table(title="What if we drain hosts / take ports out of service ... (busbw in Gb/s; ranked by job "
+                     f"throughput: {THROUGHPUT_BASIS})")
+    for col in ("choice", "drain (and out of service)", "hosts", "busbw", "vs nominal", "job throughput"):
         wi.add_column(col, justify="left" if col in ("choice", "drain (and out of service)") else "right")
     for w in section["what_if"]:
         what = _names(w["drain"]) or "(nothing)"
         if w.get("isolate"):
-            what += "\nout of service: " + _names([link_text(k) for k in w["isolate"]])
+            what += "\nout of service: " + _names([cable_text(k) for k in w["isolate"]])
         wi.add_row(w["choice"], Text(what), str(w["hosts"]),
-                   _gbps(w["busbw_gbps"]), f"{w['vs_nominal']:.0%}", f"{w['throughput_fraction']:.0%}")
+                   _gbps(w["busbw_gbps"]), f"{w['vs_nominal']:.1%}", f"{w['throughput_fraction']:.1%}")
     console.print(wi)
     if section.get("routing_engine"):
         console.print(Text(f"ports out of service are routed around by {escape(section['routing_engine'])}"))

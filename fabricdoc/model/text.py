@@ -42,3 +42,8 @@ def json_safe(text: str) -> str:
     """JSON text (``json.dumps(..., ensure_ascii=False)``) with those code points written as ``\\uXXXX``
     escapes: the same JSON value, safe to show. They can only sit inside strings, so this is exact."""
     return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def plural(n: int, word: str) -> str:
+    """``1 round``, ``2 rounds``: a count with its noun in the right number."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"

@@ -22,12 +22,10 @@ from fabricdoc.model.evidence import (
 )
 from fabricdoc.model.findings import Action
 from fabricdoc.model.text import escape as safe
+from fabricdoc.model.text import plural
+from fabricdoc.report.figures import busbw_figures, cable_text, throughput_text
 from fabricdoc.report.report import Report
 
-
-def plural(n: int, word: str) -> str:
-    """``1 round``, ``2 rounds``: a count with its noun in the right number."""
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 def evidence_line(ev: Evidence) -> str:
     """One line per evidence item, in the words an engineer uses."""
@@ -128,7 +126,7 @@ def recommendation_lines(rec: dict | None) -> list[str]:
     frac = rec.get("throughput_fraction")
     head = f"recommended: {rec.get('hosts')} hosts"
     if isinstance(frac, int | float):
-        head += f", job throughput {frac:.0%} of nominal (hosts x busbw)"
+        head += f", {throughput_text(frac)}"
     isolate = rec.get("isolate") or []
     if not isolate and rec.get("why"):
         head += f" ({safe(rec['why'])})"
@@ -137,7 +135,7 @@ def recommendation_lines(rec: dict | None) -> list[str]:
         ids = ", ".join(safe(f) for f in rec.get("findings") or [])
         cables = f"{len(isolate)} cable" + ("s" if len(isolate) != 1 else "")
         lines.append(f"  take out of service ({cables}, routed around){f' for {ids}' if ids else ''}:")
-        lines += ["    " + " -- ".join(f"{safe(str(n))}[{p}]" for n, p in link) for link in isolate]
+        lines += ["    " + cable_text(link) for link in isolate]
     drain = rec.get("drain") or []
     lines.append(f"  drain: {', '.join(safe(h) for h in drain[:10])}{f' (+{len(drain) - 10})' if len(drain) > 10 else ''}"
                  if drain else "  drain: none")
@@ -256,13 +254,10 @@ def summary_text(report: Report, evidence_per_finding: int = 3) -> str:
             if fd.action is not None:
                 lines.append(f"{'':>{w + 1}}> {action_line(fd.action)}")
     if report.impact and report.impact.get("allreduce_busbw_gbps"):
-        bw = report.impact["allreduce_busbw_gbps"]
         lines.append("")
-        figures = [("nominal", "nominal"), ("now", "now"), ("after drain", "after_drain")]
-        if "recommended" in bw:
-            figures.append(("recommended", "recommended"))
         lines.append("AllReduce busbw (Gb/s): " + " / ".join(
-            f"{name} {bw[k]:.1f}" if isinstance(bw.get(k), int | float) else f"{name} n/a" for name, k in figures))
+            f"{fig.label} {fig.gbps:.1f}" if fig.gbps is not None else f"{fig.label} n/a"
+            for fig in busbw_figures(report.impact, len(report.drain))))
         lines += expected_lines(report.impact.get("expected_busbw"))
         lines += recommendation_lines(report.impact.get("recommendation"))
         lines += [f"not in the figures: {safe(u.get('finding', ''))}: {safe(u.get('why', ''))}"

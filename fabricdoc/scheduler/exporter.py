@@ -59,7 +59,7 @@ Everything else is fabricdoc's own (Prometheus conventions: base units,
 findings), ``finding{id,key,kind,component,fault,severity}`` (its confidence; the
 id, as every output shows it, and the key are the same in every sweep), ``drain{node}``,
 ``drain_nodes``, ``pairs{status}`` (ok, slow, hung, wrong, error: they add up
-to the tests run), ``allreduce_busbw_bytes_per_second{basis}``,
+to the tests run), ``allreduce_busbw_bytes_per_second{basis}`` (nominal, now, after_drain, recommended: the figures the report and the TUI show),
 ``links{state}``, ``links_degraded``; from the history ``history_loaded``,
 ``history_sweeps``, ``history_timestamp_seconds``; and the exporter's own
 ``exporter_ready`` (0 until the first read of the files is served),
@@ -84,6 +84,7 @@ from fabricdoc.model.counters import totals as counter_totals
 from fabricdoc.model.findings import Finding, FindingKind
 from fabricdoc.model.severity import SEVERITIES
 from fabricdoc.model.times import epoch
+from fabricdoc.report.figures import BUSBW_KEYS
 from fabricdoc.report.report import Report
 from fabricdoc.scheduler.exposition import (
     POLL_S,
@@ -538,7 +539,7 @@ def _report_metrics(out: Exposition, rep: Report) -> None:
                    [(labels(status=s), v) for s, v in {"ok": ok, **bad}.items()])
     bw = (rep.impact or {}).get("allreduce_busbw_gbps") or {}
     out.family("fabricdoc_allreduce_busbw_bytes_per_second", "gauge", "Predicted AllReduce bus bandwidth",
-               [(labels(basis=b), float(bw[b]) * 1e9 / 8) for b in ("nominal", "now", "after_drain")
+               [(labels(basis=b), float(bw[b]) * 1e9 / 8) for b in BUSBW_KEYS
                 if isinstance(bw.get(b), int | float)])
     links = (rep.topology or {}).get("links", [])
     if links:

@@ -65,3 +65,40 @@ def test_every_output_names_each_finding_by_the_same_id(demo, tmp_path, capsys):
     assert main(["history", "--history", str(db), "failures", "--part", "node0027"]) == 0
     shown = capsys.readouterr().out
     assert flapping.id in shown and all(i not in shown for i in ids if i != flapping.id)
+
+
+def test_the_summary_the_tui_impact_and_metrics_give_the_same_figures_with_the_same_labels(demo, capsys):
+    from fabricdoc.report.figures import busbw_figures, remedy_text, throughput_text
+
+    report = Report.load(demo)
+    imp = report.impact
+    rec = imp["recommendation"]
+    figures = busbw_figures(imp, len(report.drain))
+    assert [f.label for f in figures] == ["nominal", "now", "after drain (1 host)", "recommended"]
+    shown = [f"{f.label} {f.gbps:.1f}" for f in figures]
+    job = throughput_text(rec["throughput_fraction"])
+    assert "96.9% of nominal (hosts kept x busbw" in job
+
+    text = summary_text(report)
+    assert all(s in text for s in shown) and job in text
+
+    overview = TUI.overview_text(TUI.ReportIndex(report)).plain
+    assert all(f"{f.label} {f.gbps:,.1f} Gb/s" in overview for f in figures)
+    tui = TUI.impact_text(report, None).plain
+    assert all(f.label in tui for f in figures) and job in tui
+    assert "recommended remedy: " + remedy_text(rec) in tui
+    assert "out of service leaf02[5] -- spine01[2], leaf03[6] -- spine02[3], leaf06[8] -- spine04[6]" in tui
+    alternatives = [w for w in imp["what_if"] if w["choice"] == "alternative"]
+    assert alternatives and all(f"alternative: {remedy_text(w)} →" in tui for w in alternatives[:3])
+    assert len({remedy_text(w) for w in alternatives}) == len(alternatives)
+
+    collector = FabricCollector(demo)
+    collector.refresh()
+    exposed = {ln.rsplit(" ", 1)[0]: float(ln.rsplit(" ", 1)[1]) for ln in collector.exposition().decode().splitlines()
+               if ln.startswith("fabricdoc_allreduce_busbw_bytes_per_second{")}
+    assert exposed == {f'fabricdoc_allreduce_busbw_bytes_per_second{{basis="{f.key}"}}': pytest.approx(f.gbps * 1e9 / 8)
+                       for f in figures}
+
+    assert main(["impact", str(demo)]) == 1  # the report has faults
+    out = capsys.readouterr().out
+    assert "after drain (1 host)" in out and "recommended" in out and f"{rec['throughput_fraction']:.1%}" in out

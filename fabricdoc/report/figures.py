@@ -1,0 +1,84 @@
+"""The report's headline figures as a person reads them: one label and one basis for each.
+
+The sweep summary, ``impact``, the TUI and ``/metrics`` all take busbw (nominal, now, after drain,
+recommended), job throughput and remedies from here, so one report never reads two ways.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from fabricdoc.model.text import escape, plural
+
+THROUGHPUT_BASIS = "hosts kept x busbw, against every host at nominal busbw"
+BUSBW_KEYS = ("nominal", "now", "after_drain", "recommended")
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One AllReduce busbw figure: ``key`` as the JSON names it, ``label`` as people read it."""
+
+    key: str
+    label: str
+    gbps: float | None
+    of_nominal: float | None
+
+
+def busbw_figures(impact: dict[str, Any] | None, drained: int) -> list[Figure]:
+    """Nominal, now, after drain (of ``drained`` hosts) and recommended busbw in Gb/s, each with its share
+    of nominal; recommended only where the impact section has one."""
+    bw = (impact or {}).get("allreduce_busbw_gbps") or {}
+    nominal = _num(bw.get("nominal"))
+    labels = {"nominal": "nominal", "now": "now", "after_drain": f"after drain ({plural(drained, 'host')})",
+              "recommended": "recommended"}
+    out = []
+    for key in BUSBW_KEYS:
+        if key == "recommended" and key not in bw:
+            continue
+        value = _num(bw.get(key))
+        share = value / nominal if value is not None and nominal else None
+        out.append(Figure(key, labels[key], value, share))
+    return out
+
+
+def throughput_text(fraction: Any) -> str:
+    """``job throughput 96.9% of nominal (hosts kept x busbw, ...)``: the one way it is said."""
+    value = _num(fraction)
+    shown = "n/a" if value is None else f"{value:.1%}"
+    return f"job throughput {shown} of nominal ({THROUGHPUT_BASIS})"
+
+
+def remedy_text(entry: dict[str, Any], limit: int = 6) -> str:
+    """What a remedy changes: the hosts it drains and the cables it takes out of service (names escaped;
+    ``limit`` names each at most, 0 only counts them)."""
+    drain = [str(h) for h in entry.get("drain") or []]
+    cables = [cable_text(c) for c in entry.get("isolate") or []]
+    parts = []
+    if drain:
+        parts.append("drain " + _listed(drain, limit, "host"))
+    if cables:
+        parts.append("out of service " + _listed(cables, limit, "cable"))
+    return "; ".join(parts) or "nothing drained or out of service"
+
+
+def cable_text(link: Any) -> str:
+    """``a[1] -- b[2]`` for a report's ``[[label, port], [label, port]]`` cable (names escaped)."""
+    return " -- ".join(f"{escape(str(n))}[{p}]" for n, p in link)
+
+
+def alternatives(impact: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The impact section's alternative remedies (already deduplicated, none only tying the recommendation)."""
+    return [w for w in (impact or {}).get("what_if") or [] if isinstance(w, dict) and w.get("choice") == "alternative"]
+
+
+def _listed(names: list[str], limit: int, noun: str) -> str:
+    if limit <= 0 or len(names) > limit:
+        shown = ", ".join(escape(n) for n in names[:limit]) if limit > 0 else ""
+        rest = len(names) - max(limit, 0)
+        return f"{shown} (+{rest})" if shown else plural(len(names), noun)
+    return ", ".join(escape(n) for n in names)
+
+
+def _num(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
