@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from fabricdoc.analysis import direct, grouptomo, tomography
 from fabricdoc.analysis.blame import Blame
 from fabricdoc.analysis.classify import classify, severity_for
+from fabricdoc.analysis.consistency import paths_contradiction
 from fabricdoc.analysis.corruption import corruption_findings
 from fabricdoc.analysis.gpu import gpu_findings
 from fabricdoc.analysis.host_config import host_config_findings, kernel_findings
@@ -97,6 +98,9 @@ def _localize(fabric: Fabric, obs: Observations, opt: Options, judged: TestJudge
     findings += ras_findings(fabric, obs, findings)  # NCCL RAS: lost ranks' hosts
     findings = sort_findings(_merge_same_key(findings))
     assign_ids(findings)
+    misfit = paths_contradiction(fabric, obs, judged, findings)
+    if misfit and misfit not in judged.expectations.contradictions:
+        judged.expectations.contradictions.append(misfit)  # the report's coverage says it: never a pass
     return findings
 
 

@@ -57,6 +57,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_history(p)
     a.add_output(p)
     a.add_json(p)
+    a.add_quiet(p)
     a.add_no_topology(p)
     p.set_defaults(func=run)
 

@@ -9,6 +9,7 @@ transient outliers, slow cables). The benchmark's own generator is used, not a c
 from __future__ import annotations
 
 import importlib.util
+import re
 import sys
 from pathlib import Path
 
@@ -58,6 +59,7 @@ def test_a_healthy_fabric_passes_whatever_its_efficiency_and_noise(bench, ndr, t
     case = bench.Case("NDR", efficiency, jitter, 0, seed=int(efficiency * 1000 + jitter * 100))
     rc, doc, err, outliers = _analyze(bench, ndr, case, [], tmp_path)
     assert (rc, doc["verdict"], _named(doc)) == (0, "pass", []), err
+    assert doc["expectations"]["contradictions"] == []
     assert doc["tests"]["pairs_tested"] == 320
     # Transient outliers are reported as noise (info), each naming its test, never a part.
     assert all(f["kind"] == "pair" for f in doc["findings"])
@@ -75,6 +77,7 @@ def test_hard_and_gray_slow_cables_are_named_and_nothing_else(bench, ndr, tmp_pa
     assert all(any(bench.names(f, c) for f in named) for c in slow), [f["name"] for f in named]
     assert all(any(bench.names(f, c) for c in slow) for f in named), [f["name"] for f in named]
     assert rc == 1 and doc["verdict"] == "fail"
+    assert doc["expectations"]["contradictions"] == []  # on the fabric the logs came from, the paths fit
     gray = next(f for f in named if bench.names(f, slow[2]))
     (ev,) = [e for e in gray["evidence"] if e["type"] == "pairs"]
     assert gray["severity"] == "warning" and 0.8 < ev["median_relative"] < 0.9
@@ -87,3 +90,40 @@ def test_logs_faster_than_the_topology_never_pass_and_say_why_in_one_line(bench,
     assert doc["verdict"] != "pass" and rc == 2
     assert len(err.splitlines()) == 1 and "above their path's line rate" in err and "incomplete" in err
     assert doc["expectations"]["relative_only"] is True
+
+
+def test_logs_whose_hosts_sit_elsewhere_on_this_fabric_are_said_not_to_fit_before_any_finding(bench, ndr, tmp_path):
+    """The same capture with its 64 host names shuffled (each name on another port, as when a host map or a
+    cabling plan is wrong, or the logs came from another fabric that names its hosts alike): some tests
+    "through" a cable named half-rate ran at full speed, which no cable allows. On the capture the logs
+    came from, the same logs fit (the other tests here assert no contradiction on the right fabric)."""
+    rng = np.random.default_rng(4)
+    slow = bench.pick_slow(ndr.fabric, 3, rng)
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    bench.write_logs(ndr, bench.Case("NDR", 0.92, 0.03, 3, seed=4), slow, rng, logs)
+    rc, doc, _ = bench.run_analyze(ndr.disc, ndr.lfts, logs, tmp_path / "right.json")
+    assert doc["expectations"]["contradictions"] == [] and doc["verdict"] == "fail"
+
+    perm = np.random.default_rng(17).permutation(range(1, 65))
+    name = {f"node{i:04d}": f"node{int(perm[i - 1]):04d}" for i in range(1, 65)}
+    moved = tmp_path / "moved.txt"
+    moved.write_text(re.sub(r'"(node\d{4})"', lambda m: f'"{name[m.group(1)]}"', ndr.disc.read_text()))
+    rc, doc, _ = bench.run_analyze(moved, ndr.lfts, logs, tmp_path / "moved.json")
+    (why,) = doc["expectations"]["contradictions"]
+    assert why.startswith("the tests' paths do not fit this fabric:") and "ran at full speed" in why
+    assert doc["verdict"] != "pass" and any(c["why"] == why for c in doc["coverage"]["not_seen"])
+    text = _text(moved, ndr.lfts, logs)
+    assert text.index("the tests' paths do not fit") < text.index("SEVERITY")  # said before any finding
+
+
+def _text(disc, lfts, logs) -> str:
+    import contextlib
+    import io
+
+    from fabricdoc.cli.main import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        main(["analyze", "--fabric", str(disc), "--routes", str(lfts), "--nccl-logs", str(logs)])
+    return out.getvalue()
