@@ -29,6 +29,7 @@ EXIT_INTERRUPTED = 130
 COMMANDS: dict[str, str] = {
     # name: the line `fabricdoc --help` lists, the same as the module's own add_parser help (a test holds it)
     "sweep": "sweep a fabric: counters, bandwidth tests, localization, verdict",
+    "watch": "sweep every --every seconds into the history store and the report file the exporter serves",
     "analyze": "build a report from saved records (probe output, nccl-tests logs, NCCL debug logs, an ibdiagnet run)",
     "probe": "collect this host's counters, link state, flaps and GPU health as JSON records",
     "impact": "predict AllReduce bus bandwidth and job failure cost from a report",

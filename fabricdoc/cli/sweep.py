@@ -27,6 +27,22 @@ def register(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=FABRIC_HELP + "\n\n" + a.EXIT_CODES + "\n" + a.FINDING_IDS,
     )
+    add_sweep_options(p)
+    p.add_argument("--journal", metavar="FILE",
+                   help="journal of finished bandwidth tests (JSON lines): a new sweep starts it afresh")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the sweep in --journal: skip its finished tests (refused for another plan)")
+    a.add_history(p)
+    a.add_drain_policy(p)
+    a.add_output(p)
+    a.add_json(p)
+    a.add_no_topology(p)
+    a.add_progress(p)
+    p.set_defaults(func=run)
+
+
+def add_sweep_options(p: argparse.ArgumentParser) -> None:
+    """The options that say which fabric to sweep and how (``sweep`` and ``watch`` share them)."""
     a.add_fabric(p, "demo")
     p.add_argument("--expected", metavar="PATH",
                    help="the fabric as it should be: an earlier ibnetdiscover output or an ibdiagnet2 output "
@@ -67,21 +83,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--group-test", choices=("alltoall", "all_reduce", "fan"), default=None,
                    help="the collective of --groups screening groups (default alltoall: loads every cable; fan: "
                    "leaf groups, then an incast into each leaf in turn, one round a leaf); needs --groups")
-    p.add_argument("--journal", metavar="FILE",
-                   help="journal of finished bandwidth tests (JSON lines): a new sweep starts it afresh")
-    p.add_argument("--resume", action="store_true",
-                   help="continue the sweep in --journal: skip its finished tests (refused for another plan)")
-    a.add_history(p)
-    a.add_drain_policy(p)
-    a.add_output(p)
-    a.add_json(p)
-    a.add_no_topology(p)
-    a.add_progress(p)
-    p.set_defaults(func=run)
 
 
 def config_from_args(args: argparse.Namespace):
-    """The SweepConfig these flags describe (the TUI's --sweep uses it too)."""
+    """The SweepConfig these flags describe (the TUI's --sweep and ``watch`` use it too; ``watch`` has no
+    --journal/--resume)."""
     from fabricdoc.scheduler.hostlists import read_host_list
     from fabricdoc.sweep import SweepConfig
 
@@ -93,7 +99,8 @@ def config_from_args(args: argparse.Namespace):
         hours=args.hours, checkpoint_minutes=args.checkpoint_minutes, timeout_s=args.timeout, history=args.history,
         hosts=[h for h in args.hosts.split(",") if h] if args.hosts else None, launcher=args.launcher,
         bandwidth=not args.no_bandwidth, test_timeout_s=args.test_timeout, size_bytes=args.size,
-        backend=args.backend, journal=args.journal, resume=args.resume, slow_ratio=args.slow_ratio,
+        backend=args.backend, journal=getattr(args, "journal", None), resume=getattr(args, "resume", False),
+        slow_ratio=args.slow_ratio,
         nccl_tests=args.nccl_tests, drain_policy=a.drain_policy_of(args),
         groups=args.groups, full_load=args.full_load, group_test=_group_test(args),
     )
