@@ -33,6 +33,7 @@ COMMANDS: dict[str, str] = {
     "analyze": "build a report from saved records (probe output, nccl-tests logs, NCCL debug logs, an ibdiagnet run)",
     "probe": "collect this host's counters, link state, flaps and GPU health as JSON records",
     "impact": "predict AllReduce bus bandwidth and job failure cost from a report",
+    "compare": "compare two reports: new, cleared and persisting findings, drains, busbw, tests, coverage",
     "tui": "interactive terminal view of a report or a live sweep",
     "drain": "print (or --apply) scontrol commands that drain the report's faulty hosts",
     "resume": "print (or --apply) scontrol commands that resume nodes whose findings cleared",
