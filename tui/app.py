@@ -21,11 +21,14 @@ from textual.binding import Binding
 
 from fabricdoc.errors import FabricdocError
 from fabricdoc.report.report import Report
+from fabricdoc.report.ticket import WhatIf
 
+from .screens.impact import ImpactTab
 from .screens.main import MainScreen, key_help
 from .screens.modals import ExportScreen, HelpScreen
 from .screens.sweep import LoadingScreen, SweepScreen
 from .view import ReportIndex
+from .widgets.table import ReportTable
 
 SweepFn = Callable[[Callable[[str, int, int], None]], Report]
 
@@ -152,9 +155,25 @@ class FabricdocApp(App[int]):
             return
         if isinstance(self.screen, ExportScreen):
             return
-        self.push_screen(ExportScreen(self.report, self.export_path or self._default_export()))
+        ids, filter_text, what_if = self._on_screen()
+        self.push_screen(ExportScreen(self.report, self.export_path or self._default_export(), ids, filter_text,
+                                      what_if))
+
+    def _on_screen(self) -> tuple[list[str], str, WhatIf | None]:
+        """What the export keeps of the screen: the findings the filter shows (and the filter), the what-if."""
+        main = next((s for s in self.screen_stack if isinstance(s, MainScreen)), None)
+        if main is None:
+            return [], "", None
+        ids: list[str] = []
+        filter_text = ""
+        for table in main.query("#findings-table").results(ReportTable):
+            if table.filter_text:
+                filter_text = table.filter_text
+                ids = list(table.shown.keys)
+        what_if = next((tab.what_if() for tab in main.query(ImpactTab).results(ImpactTab)), None)
+        return ids, filter_text, what_if
 
     def _default_export(self) -> str:
         assert self.report is not None
         stamp = self.report.generated_at.replace(":", "").replace("-", "")[:15]
-        return str(Path.cwd() / f"fabricdoc-report-{stamp}.json")
+        return str(Path.cwd() / f"fabricdoc-summary-{stamp}.md")

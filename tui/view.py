@@ -45,7 +45,7 @@ from fabricdoc.model.evidence import (
 from fabricdoc.model.findings import Finding
 from fabricdoc.model.memory import gc_paused
 from fabricdoc.model.severity import SEVERITIES, Severity, worst
-from fabricdoc.model.text import escape
+from fabricdoc.model.text import escape, plural
 from fabricdoc.report.figures import (
     THROUGHPUT_BASIS,
     alternatives,
@@ -1021,7 +1021,9 @@ def impact_text(report: Report, live: dict[str, float] | None) -> Text:
     alg = imp.get("algorithm", "ring")
     out.append(f"AllReduce bus bandwidth ({alg}", style="bold")
     if "job_hosts" in imp:
-        out.append(f", {imp['job_hosts']:,} hosts, {imp.get('rails', '?')} rail(s)", style="bold")
+        rails = imp.get("rails")
+        out.append(f", {imp['job_hosts']:,} hosts, " + (plural(rails, "rail") if isinstance(rails, int) else "? rails"),
+                   style="bold")
     out.append(")\n", style="bold")
     if not head:
         out.append("the report carries no impact section\n", style="dim")
@@ -1042,13 +1044,15 @@ def impact_text(report: Report, live: dict[str, float] | None) -> Text:
     for alg_name, fig in (imp.get("by_algorithm") or {}).items():
         if alg_name == alg or not isinstance(fig, dict) or "nominal" not in fig:
             continue
-        out.append(f"  {alg_name}: nominal {fmt_gbps(fig.get('nominal'))} · now {fmt_gbps(fig.get('now'))}"
-                   f" · after drain {fmt_gbps(fig.get('after_drain'))}\n", style="dim")
+        shown = busbw_figures({"allreduce_busbw_gbps": fig}, len(report.drain))
+        out.append(f"  {alg_name}: " + " · ".join(f"{f.label} {fmt_gbps(f.gbps)}" for f in shown) + "\n", style="dim")
     bottleneck = ((imp.get("by_algorithm") or {}).get(alg) or {}).get("bottleneck_now")
     if isinstance(bottleneck, dict) and bottleneck.get("capacity_gbps") is not None:
         out.append("  bottleneck now: ")
         out.append(safe(bottleneck.get("direction") or bottleneck.get("reason") or "?"))
-        out.append(f"  {fmt_gbps(bottleneck.get('capacity_gbps'))} over {bottleneck.get('flows')} flows")
+        flows = bottleneck.get("flows")
+        out.append(f"  {fmt_gbps(bottleneck.get('capacity_gbps'))} over "
+                   + (plural(flows, "flow") if isinstance(flows, int) else "? flows"))
         if bottleneck.get("finding"):
             out.append(safe(f"  ({bottleneck['finding']} {bottleneck.get('reason') or ''})", "dim"))
         out.append("\n")

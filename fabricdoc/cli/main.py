@@ -42,6 +42,7 @@ COMMANDS: dict[str, str] = {
     "exporter": "serve Prometheus metrics (verdict, findings, drain list, port counters and states)",
     "history": "store reports in the local sweep history and show rates, flaps and failure rates",
     "schema": "print the JSON Schema of the report (fabricdoc.report/v1)",
+    "summary": "print a short Markdown or plain-text summary of a report, or of some findings, for a ticket",
 }
 
 

@@ -19,6 +19,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.worker import get_current_worker
 
+from fabricdoc.report.ticket import WhatIf
+
 from ..view import (
     WHATIF_COLUMNS,
     LinkId,
@@ -58,6 +60,7 @@ class ImpactTab(ReportTab):
         self.model_error: str | None = LOADING
         self.drained: set[str] = self.index.drained_hosts()
         self.isolated: set[LinkId] = set()  # cables out of service in the what-if
+        self.last_result: dict[str, Any] | None = None
         self._model_started = False
         self._building: Any = None  # the factory's model while it builds
         self.settled = threading.Event()  # set once the model is ready or known unavailable
@@ -178,5 +181,15 @@ class ImpactTab(ReportTab):
             self.app.call_from_thread(self._show_what_if, len(hosts), result, len(links))
 
     def _show_what_if(self, drained: int, result: dict[str, Any], isolated: int = 0) -> None:
+        self.last_result = result  # what the export writes beside the drains and cables it was asked for
         self.query_one("#whatif-result", Panel).update(whatif_text(self.index, drained, result, self.live, isolated))
+
+    def what_if(self) -> WhatIf | None:
+        """The what-if on screen (hosts drained, cables out of service, its figures), when it differs from
+        the report's own drain list; None otherwise (nothing tried)."""
+        if self.drained == self.index.drained_hosts() and not self.isolated:
+            return None
+        hosts = tuple(sorted(self.index.host_name[h] for h in self.drained))
+        links = tuple([list(a), list(b)] for a, b in sorted(self.isolated))
+        return WhatIf(hosts, links, dict(self.last_result or {}))
 

@@ -46,7 +46,7 @@ def key_help() -> str:
         ("escape", "back / close the filter"),
         ("/", "filter the table (every word must match); escape clears"),
         *(line for t in TABS for line in t.KEYS),
-        ("e", "export the report as JSON"),
+        ("e", "export a summary for a ticket (what the filter shows, the what-if) as .md/.txt, or the report as .json"),
         ("?", "this help"),
         ("q", "quit"),
     ]

@@ -1,4 +1,4 @@
-"""Dialogs over any screen: the key help, and exporting the report as JSON."""
+"""Dialogs over any screen: the key help, and exporting a summary (or the report) to a file."""
 
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ from textual.widgets import Input, Label
 
 from fabricdoc.errors import FabricdocError
 from fabricdoc.model.text import escape
+from fabricdoc.report.files import write_atomic
 from fabricdoc.report.report import Report
+from fabricdoc.report.ticket import WhatIf, ticket
 
 from ..widgets.panel import Panel
 
@@ -37,18 +39,27 @@ class HelpScreen(ModalScreen[None]):
 
 
 class ExportScreen(ModalScreen[Path | None]):
-    """Ask where to write the report, write it atomically, say where it went."""
+    """Write a summary for a ticket (Markdown: the findings the filter shows, the what-if tried) or, to a
+    ``.json`` path, the report itself; atomically, saying where it went."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
-    def __init__(self, report: Report, default_path: str) -> None:
+    def __init__(self, report: Report, default_path: str, ids: list[str] | None = None, filter_text: str = "",
+                 what_if: WhatIf | None = None) -> None:
         super().__init__()
         self.report = report
         self.default_path = default_path
+        self.ids = list(ids or [])
+        self.filter_text = filter_text
+        self.what_if = what_if
 
     def compose(self) -> ComposeResult:
+        kept = [f"the {len(self.ids)} findings the filter shows" if self.filter_text else "every finding"]
+        if self.what_if is not None:
+            kept.append("the what-if you tried")
         with Vertical(id="export-box"):
-            yield Label("Export the report as JSON to:")
+            yield Label(escape(f"Export a summary for a ticket ({' and '.join(kept)}) to a .md or .txt file, "
+                               "or the report itself to a .json file:"), markup=False)
             yield Input(self.default_path, id="export-path")
             yield Label("enter to save, escape to cancel", classes="dim")
 
@@ -56,14 +67,20 @@ class ExportScreen(ModalScreen[Path | None]):
     def save(self, event: Input.Submitted) -> None:
         path = Path(event.value.strip() or self.default_path).expanduser()
         try:
-            self.report.save(path)
+            if path.suffix.lower() == ".json":
+                self.report.save(path)
+            else:
+                fmt = "text" if path.suffix.lower() == ".txt" else "markdown"
+                text = ticket(self.report, self.ids, fmt, self.filter_text, self.what_if)
+                write_atomic(path, text)
         except FabricdocError as exc:  # the atomic writer names the file and the reason
-            self.app.notify(escape(f"could not write the report: {exc}"), severity="error", markup=False)
+            self.app.notify(escape(f"could not write: {exc}"), severity="error", markup=False)
             return
         except OSError as exc:
             self.app.notify(escape(f"could not write {path}: {exc.strerror or exc}"), severity="error", markup=False)
             return
-        self.app.notify(escape(f"report saved to {path}"), markup=False)
+        what = "report" if path.suffix.lower() == ".json" else "summary"
+        self.app.notify(escape(f"{what} saved to {path}"), markup=False)
         self.dismiss(path)
 
     def action_cancel(self) -> None:

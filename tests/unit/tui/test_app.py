@@ -322,6 +322,37 @@ async def test_e_exports_a_report_that_loads_back(report, tmp_path):
 
 
 @async_test
+async def test_e_exports_a_ticket_summary_with_the_filter_and_the_what_if_on_screen(report, tmp_path):
+    from fabricdoc.report.ticket import _md
+
+    out = tmp_path / "ticket.md"
+    app = FabricdocApp(report, export_path=out)  # the real impact model
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await wait_main(pilot)
+        await pilot.press("2", "slash", *"gpu", "enter")
+        table = screen.query_one("#findings-table", ReportTable)
+        await settle(pilot, lambda: len(table.shown) == 1, "the filter")
+        (gpu,) = [f for f in report.findings if f.kind == "gpu"]
+        await pilot.press("5")
+        tab: ImpactTab = screen.tab("impact")  # type: ignore[assignment]
+        result = tab.query_one("#whatif-result")
+        await settle(pilot, lambda: "predicted ring busbw" in text_of(result), "the first prediction")
+        await pilot.press("j", "d")  # drain one more host than the report does
+        await settle(pilot, lambda: "what-if: drain 2 hosts" in text_of(result) and tab.last_result is not None
+                     and tab.last_result.get("hosts") == 14, "the new prediction")
+        await pilot.press("e")
+        await settle(pilot, lambda: isinstance(app.screen, ExportScreen), "the export dialog")
+        await pilot.press("enter")
+        await settle(pilot, lambda: isinstance(app.screen, MainScreen), "the dialog to close")
+    text = out.read_text()
+    assert f"### {gpu.id} " in text and all(f"### {f.id} " not in text for f in report.findings if f is not gpu)
+    assert "findings shown: 1 of" in text and "filtered by gpu" in text
+    what_if = text.split("## What-if tried", 1)[1].split("##", 1)[0]
+    assert _md(MARKUP_LABEL) in what_if and _md(CLICK_LABEL) in what_if and "14 hosts" in what_if
+    assert "\x1b" not in text and "\u202e" not in text  # a hostile label's controls only as codes
+
+
+@async_test
 async def test_export_to_an_unwritable_place_says_so_and_stays_open(report, tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("")

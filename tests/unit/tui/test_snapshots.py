@@ -137,3 +137,12 @@ def test_link_history_time_series_200x50(snap_compare, report, tmp_path):
         await settle(pilot, lambda: isinstance(pilot.app.screen, DetailScreen), "the detail")
 
     assert snap_compare(_app(report, history_path=store), terminal_size=LARGE, run_before=ready)
+
+
+def test_demo_impact_with_the_recommended_remedy_and_alternatives_200x50(snap_compare, demo_report):
+    async def ready(pilot):
+        screen = await wait_main(pilot)
+        await pilot.press("5")
+        await settle(pilot, lambda: "recommended remedy" in text_of(screen.query_one("#impact-summary")), "the figures")
+
+    assert snap_compare(_app(demo_report), terminal_size=LARGE, run_before=ready)
