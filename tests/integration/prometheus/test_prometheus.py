@@ -55,7 +55,7 @@ def _link(a: str, pa: int, b: str, pb: int, fault: str, sev: str, ev) -> Finding
 
 def test_prometheus_scrapes_findings_by_key_port_counters_and_drops_a_broken_report(tmp_path, exporter):
     fabric = fat_tree_2(leaves=2, spines=1, hosts_per_leaf=2)
-    findings = [nic_down("node0001", "F001"), nic_down("node0003", "F002"),
+    findings = [nic_down("node0001"), nic_down("node0003"),
                 _link("leaf01", 3, "spine01", 1, "symbol_errors", "warning", [symbol_errors("leaf01", 3)])]
     report = tmp_path / "r.json"
     make_report(findings=findings, fabric=fabric).save(report)
@@ -74,7 +74,9 @@ def test_prometheus_scrapes_findings_by_key_port_counters_and_drops_a_broken_rep
         assert prom.value("sum(fabricdoc_findings)") == 3  # one row per finding, no aggregate rows
         assert prom.value("count(fabricdoc_finding)") == 3
         assert prom.value(f'fabricdoc_finding{{key="{LINK_KEY}"}}') == pytest.approx(0.8)
-        assert prom.query('fabricdoc_finding{id!=""}') == []
+        # Each finding by the id every output shows (stable like the key), never by its label.
+        assert prom.value(f'fabricdoc_finding{{id="{findings[2].id}",key="{LINK_KEY}"}}') == pytest.approx(0.8)
+        assert len(prom.query('fabricdoc_finding{id=~"[0-9a-f]{6}"}')) == 3
         assert prom.query('fabricdoc_finding{name!=""}') == []
         assert prom.value('fabricdoc_drain{node="node0003"}') == 1
         assert prom.value(f'fabricdoc_build_info{{version="{__version__}"}}') == 1
