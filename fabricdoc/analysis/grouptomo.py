@@ -33,6 +33,7 @@ from fabricdoc.model.severity import Severity
 from fabricdoc.model.topology import Fabric
 
 LOAD_FAULT = "load_collapse"  # fine at a lower load (a passing test crossed it), collapsed above
+INCAST_FAULT = "incast_collapse"  # only the direction into one port collapses: the other way carried as many
 SLOW_FAULT = "degraded_bandwidth"  # no passing test ever crossed it
 HARD_SLOW = 0.7  # a failing test at this share of what healthy ones reach, or less: an error
 MANY_ALIKE = 4  # this many parts equally likely: isolation did not narrow it down, nothing is named
@@ -166,6 +167,8 @@ def from_groups(fabric: Fabric, obs: Observations, judged: TestJudgement,
         # Load-only only when some test crossed it at a lower load and passed; a part that no passing
         # test crossed was slow under every load seen, which says nothing about load.
         fault = LOAD_FAULT if ev.passing_flows > 0 else SLOW_FAULT
+        if fault == LOAD_FAULT and _one_way(e, passing, ev.failing_flows):
+            fault = INCAST_FAULT
         if e[0] == "chan":  # type: ignore[index]
             key = e[1][0]  # type: ignore[index]
             blame[key].add(fault, severity, confidence, ev)
@@ -175,6 +178,17 @@ def from_groups(fabric: Fabric, obs: Observations, judged: TestJudgement,
             switches.append(Finding("", "switch", fabric.label(sw), fault, sev, confidence, [ev],
                                     None, [sw]))
     return switches
+
+
+def _one_way(e: Hashable, passing: Counter[Hashable], flows: int) -> bool:
+    """A cable direction that collapsed while a test that passed filled its other direction with as many
+    flows (isolation's reverse probe): what breaks is traffic converging on the port it flows into (an
+    incast: PFC pauses or egress drops there), not the cable, which carries that load the other way."""
+    if e[0] != "chan":  # type: ignore[index]
+        return False
+    key, d = e[1]  # type: ignore[index]
+    back = ("chan", (key, 1 - d))
+    return passing.get(back, 0) >= flows
 
 
 def _part(e: Hashable) -> Hashable:

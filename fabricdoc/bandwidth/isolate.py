@@ -346,9 +346,10 @@ def _with_good(test: GroupTest, state: _State, keep: tuple[PortRef, ...], size: 
 def _bisect_channels(test: GroupTest, state: _State, limit: int) -> Generator[list[GroupTest], list[GroupResult], None]:
     """Bisect the cable directions ``test`` overloaded with one-way probes: a ``fan`` from the ranks whose
     flows crossed one half of them to the ranks they sent to (the same load there, nothing flowing back);
-    the failing half is bisected again, down to one direction, which is then probed with its senders
-    split (telling it from their own cables) and with its load moved to other known-good hosts (telling
-    it from the cables its flows crossed next). A probe that could not run (``error``: a runner without
+    the failing half is bisected again, down to one direction, which is then probed the other way (the
+    same flows reversed: a cable that carries them back is not the fault, the port they converge on is),
+    with its senders split (telling it from their own cables) and with its load moved to other known-good
+    hosts (telling it from the cables its flows crossed next). A probe that could not run (``error``: a runner without
     one-way tests, such as nccl-tests binaries) is no evidence either way: the bisection stops there, and
     so do the split and moved probes when the direction's own probe could not run."""
     candidates = _overloaded(test, state, limit)
@@ -376,7 +377,9 @@ def _bisect_channels(test: GroupTest, state: _State, limit: int) -> Generator[li
     chan, edges = candidates[0]
     name = _name(state.fabric, chan)
     senders = sorted({a for a, _ in edges})
-    probes = [_fan(test, state, edges, name)]
+    # The same flows the other way: a cable that carries them back fine is not what collapses, the port
+    # they converge on is (an incast); a cable that fails both ways is the cable.
+    probes = [_fan(test, state, edges, name), _reverse(test, state, chan, edges, name)]
     if len(senders) > 1:
         half = len(senders) // 2
         for part in (senders[:half], senders[half:]):
@@ -390,6 +393,20 @@ def _bisect_channels(test: GroupTest, state: _State, limit: int) -> Generator[li
             results = yield [probe]  # type: ignore[list-item]
             if i == 0 and results[0].status == "error":
                 return  # the split and moved probes are read against this one
+
+
+def _reverse(test: GroupTest, state: _State, chan: Channel, edges: list[tuple[PortRef, PortRef]],
+             name: str) -> GroupTest | None:
+    """The flows of ``edges`` the other way, when every one of them crosses ``chan``'s other direction (routes
+    need not be symmetric: a probe that goes around it says nothing of it); None otherwise."""
+    key, d = chan
+    back = [(b, a) for a, b in edges]
+    try:
+        if not all((key, 1 - d) in directed(state.fabric.path(s, t), s) for s, t in back):
+            return None
+    except TopologyError:
+        return None
+    return _fan(test, state, back, f"{name}, the other way")
 
 
 def _one_way(cands: list[tuple[Channel, list[tuple[PortRef, PortRef]]]]) -> list[tuple[Channel, list[tuple[PortRef, PortRef]]]]:

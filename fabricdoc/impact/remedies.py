@@ -21,7 +21,8 @@ from fabricdoc.impact.busbw import ImpactModel
 from fabricdoc.impact.effects import finding_links
 from fabricdoc.model.records import LinkKey
 
-LOAD_FAULTS = frozenset({"congestion", "pause_storm"})  # load on a port, not a broken cable: isolating moves it
+# load on a port, not a broken cable: isolating moves it
+LOAD_FAULTS = frozenset({"congestion", "pause_storm", "incast_collapse"})
 _EXHAUSTIVE = 4  # up to this many candidate cables every subset is tried; above, greedy forward selection
 _MAX_CANDIDATES = 8
 

@@ -23,6 +23,7 @@ SHORT_FAULTS = {
     "remapped_rows_failure": "remap_fail", "remapped_rows_pending": "remap_pend",
     "retired_pages_pending": "retire_pnd", "nccl_out_of_step": "nccl_step", "nccl_rank_lost": "nccl_lost",
     "slow_unexplained": "slow_unexp", "not_discovered": "undiscover", "not_responding": "no_answer",
+    "incast_collapse": "incast",
 }
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from fabricdoc.analysis.actions import action_for
 from fabricdoc.analysis.localize import Options
 from fabricdoc.bandwidth.groups import (
     GroupTest,
@@ -71,12 +72,15 @@ def test_an_incast_pause_storm_on_a_host_port_is_named_with_its_cable():
     assert pairs_only.findings == []
     _, obs, found = _sweep(fab, [Fault("incast_pfc", port=host, flows=2)])
     (f,) = found.findings
-    assert f.fault == "load_collapse" and _named(f, fab) == fab.link_at(host).key
-    assert f.confidence >= 0.9
+    assert f.fault == "incast_collapse" and _named(f, fab) == fab.link_at(host).key
+    action = action_for(f, fab)
+    assert f.confidence >= 0.9 and "PFC" in action.do and "keep the cable in service" in action.do
     (ev,) = f.evidence_of(GroupLoadEvidence)
-    # one-way probes told the directions apart: the one into the host collapsed
+    # one-way probes told the directions apart: the one into the host collapsed, the same flows out passed
     assert ev.toward == ("node0006", 1)
-    assert any(g.test.startswith("fan:") for g in obs.groups)
+    base = "one-way load of leaf02[2] -> node0006[1]"
+    ratio = {g.label[len(base):].split(" from ")[0]: g.ratio for g in obs.groups if g.label.startswith(base)}
+    assert ratio[", the other way,"] > 2 * ratio[","]
 
 
 def test_a_switch_whose_buffer_collapses_under_load_is_named_as_the_switch():

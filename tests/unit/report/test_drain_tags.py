@@ -19,7 +19,7 @@ KNOWN = ["down", "dead", "flapping", "symbol_errors", "rcv_errors", "degraded_ba
          "speed_degraded", "congestion", "pause_storm", "hung", "data_corruption", "gpu_error",
          "remapped_rows_failure", "remapped_rows_pending", "retired_pages_pending", "nccl_out_of_step",
          "nccl_rank_lost", "nccl_error", "slow_unexplained", "not_discovered", "not_responding", "pcie_degraded",
-         "host_config", "load_collapse", "nic_firmware", "nic_thermal", "pcie_errors"]
+         "host_config", "load_collapse", "incast_collapse", "nic_firmware", "nic_thermal", "pcie_errors"]
 
 
 def gpu_fault(host: str, fault: str, severity: str = "error") -> Finding:
