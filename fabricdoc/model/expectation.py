@@ -37,6 +37,7 @@ PRIOR_EFFICIENCY = 0.88  # stated efficiency when nothing can be learned (real f
 PRIOR_SPREAD = 0.08  # the prior's spread (log units): wide, so it blames only clear slowdowns
 MIN_TESTS = 8  # tests of a shape needed to learn its figure (fewer: the parent's, history's or the prior)
 MIN_GROUP_TESTS = 3  # group tests of one collective needed to learn its figure
+GROUP_PLAUSIBLE = 0.6  # a group figure below this share of the pairs' (or the prior) is the failing groups' mode
 SPREAD_FLOOR = 0.01  # printed figures carry ~1% jitter even on the quietest fabric
 Z_SLOW = 2.5  # a test this many spreads below its shape's figure is slow...
 MIN_DROP = 0.07  # ...and at least this far below it (hosts differ by a few percent: that is not slow)
@@ -316,9 +317,18 @@ def _groups(samples: list[Sample], out: Expectations) -> None:
                 by_shape[shape].append(s.ratio)
     pairs = [b for b in out.baselines.values() if b.shape.path is None and b.source != "prior"
              and not b.shape.test.startswith(GROUP_PREFIX)]
+    reference = float(np.median([b.efficiency for b in pairs])) if pairs else PRIOR_EFFICIENCY
     for shape in seen:
         ratios = by_shape.get(shape, [])
         fitted = _fit(shape, ratios, "learned") if len(ratios) >= MIN_GROUP_TESTS else None
+        if fitted is not None and fitted.efficiency < GROUP_PLAUSIBLE * reference:
+            # Most screening groups held a bad host (d bad hosts fail most of a few groups): the dense mode
+            # is the failing one. A higher pair of groups near what healthy tests reach is the healthy figure.
+            high = [r for r in ratios if r >= GROUP_PLAUSIBLE * reference]
+            if len(high) >= 2:
+                higher = _fit(shape, high, "learned", min_count=2)
+                fitted = Baseline(shape, higher.efficiency, higher.spread, MIN_GROUP_TESTS, "learned",
+                                  higher.slowest_ok)
         if fitted is not None and fitted.tests >= MIN_GROUP_TESTS:
             spread = max(fitted.spread, 0.03)  # few tests, each a whole round's worth of flows
             out.baselines[shape] = Baseline(shape, fitted.efficiency, spread, fitted.tests, "learned",

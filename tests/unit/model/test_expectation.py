@@ -208,3 +208,25 @@ def test_a_gray_fault_on_a_third_of_a_small_fabrics_tests_does_not_widen_the_noi
     assert math.exp(center) == pytest.approx(0.87, rel=0.03)
     assert spread < 0.06
     assert all(math.log(r) - center < -1.5 * spread for r in gray)
+
+
+def _screens(figures: list[float]) -> list[GroupResult]:
+    return [GroupResult((PortRef("a", 1),), "alltoall", "ok", f, 100.0, phase="screen", size_bytes=1) for f in figures]
+
+
+def test_when_most_screening_groups_hold_a_bad_host_the_few_healthy_ones_set_the_figure():
+    # 16 hosts, two bad host cables at 0.3: four of six screening groups hold one (bench_groups found neither
+    # host before: the failing groups' mode was learned as healthy).
+    screens = _screens([81.0, 78.0, 23.0, 22.0, 23.0, 23.0])
+    judge = GroupJudge()
+    judge.see(screens)
+    assert [judge.failed(g) for g in screens] == [False, False, True, True, True, True]
+
+
+def test_groups_that_all_run_alike_low_are_their_own_figure_not_a_fault():
+    # A runner whose collectives reach a third of the flow model's figure everywhere (software overhead): no
+    # higher pair of groups says otherwise, so none is failed.
+    screens = _screens([31.0, 30.0, 29.5, 30.5, 31.5, 30.0])
+    judge = GroupJudge()
+    judge.see(screens)
+    assert not any(judge.failed(g) for g in screens)
