@@ -397,9 +397,12 @@ def _bisect_channels(test: GroupTest, state: _State, limit: int) -> Generator[li
 
 def _reverse(test: GroupTest, state: _State, chan: Channel, edges: list[tuple[PortRef, PortRef]],
              name: str) -> GroupTest | None:
-    """The flows of ``edges`` the other way, when every one of them crosses ``chan``'s other direction (routes
-    need not be symmetric: a probe that goes around it says nothing of it); None otherwise."""
+    """The flows of ``edges`` the other way, when ``chan`` flows into a host port (an incast there is what this
+    tells from a bad cable) and every reversed flow crosses ``chan``'s other direction (routes need not be
+    symmetric: a probe that goes around it says nothing of it); None otherwise."""
     key, d = chan
+    if state.fabric.nodes[(key.b if d == 0 else key.a).node].kind != "host":
+        return None  # into a switch the reversed flows reroute (in the gloo lab they named another uplink)
     back = [(b, a) for a, b in edges]
     try:
         if not all((key, 1 - d) in directed(state.fabric.path(s, t), s) for s, t in back):
