@@ -37,7 +37,8 @@ PRIOR_EFFICIENCY = 0.88  # stated efficiency when nothing can be learned (real f
 PRIOR_SPREAD = 0.08  # the prior's spread (log units): wide, so it blames only clear slowdowns
 MIN_TESTS = 8  # tests of a shape needed to learn its figure (fewer: the parent's, history's or the prior)
 MIN_GROUP_TESTS = 3  # group tests of one collective needed to learn its figure
-GROUP_PLAUSIBLE = 0.6  # a group figure below this share of the pairs' (or the prior) is the failing groups' mode
+GROUP_PLAUSIBLE = 0.4  # a group figure below this share of the pairs' (or the prior) is the failing groups' mode (a runner's overhead, gloo's ~0.5, is not)
+GROUP_GAP = 2.0  # ... when groups near the pairs' figure reach at least this many times it
 SPREAD_FLOOR = 0.01  # printed figures carry ~1% jitter even on the quietest fabric
 Z_SLOW = 2.5  # a test this many spreads below its shape's figure is slow...
 MIN_DROP = 0.07  # ...and at least this far below it (hosts differ by a few percent: that is not slow)
@@ -325,8 +326,10 @@ def _groups(samples: list[Sample], out: Expectations) -> None:
             # Most screening groups held a bad host (d bad hosts fail most of a few groups): the dense mode
             # is the failing one. A higher pair of groups near what healthy tests reach is the healthy figure.
             high = [r for r in ratios if r >= GROUP_PLAUSIBLE * reference]
-            if len(high) >= 2:
-                higher = _fit(shape, high, "learned", min_count=2)
+            higher = _fit(shape, high, "learned", min_count=2) if len(high) >= 2 else None
+            if higher is not None and higher.efficiency >= GROUP_GAP * fitted.efficiency:
+                # Two modes far apart (a bad host at a fraction of the rate): not a runner's overhead, which
+                # spreads every group alike.
                 fitted = Baseline(shape, higher.efficiency, higher.spread, MIN_GROUP_TESTS, "learned",
                                   higher.slowest_ok)
         if fitted is not None and fitted.tests >= MIN_GROUP_TESTS:
