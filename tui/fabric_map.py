@@ -399,7 +399,7 @@ def cable_line(index: ReportIndex, lid: LinkId) -> Text:
     out.append(sev_text(health))
     fs = index.link_findings.get(lid, [])
     if fs:
-        out.append(safe("  " + ", ".join(f"{f.id} {f.fault}" for f in fs), "bold"))
+        out.append(safe("  " + ", ".join(f.label for f in fs), "bold"))
     return out
 
 
@@ -473,7 +473,7 @@ def route_text(index: ReportIndex, src: tuple[str, int], dst: tuple[str, int], h
         out.append(sev_text(index.link_health(h.link)))
         fs = index.link_findings.get(h.link, [])
         if fs:
-            out.append(safe("  " + ", ".join(f"{f.id} {f.fault}" for f in fs), "bold"))
+            out.append(safe("  " + ", ".join(f.label for f in fs), "bold"))
     bad = [h for h in hops if index.link_health(h.link) is not None]
     out.append("\n")
     out.append(f"{len(bad)} of {len(hops)} hops with findings" if bad else "every hop healthy",

@@ -47,7 +47,6 @@ from fabricdoc.model.memory import gc_paused
 from fabricdoc.model.severity import SEVERITIES, Severity, worst
 from fabricdoc.model.text import escape, plural
 from fabricdoc.report.figures import (
-    THROUGHPUT_BASIS,
     alternatives,
     busbw_figures,
     remedy_text,
@@ -598,7 +597,7 @@ def link_rows(index: ReportIndex) -> Rows:
             key,
             (health_text(sev, port_name(index.label(a), pa)), safe(port_name(index.label(b), pb)),
              safe(index.speed(lk)), safe(state, "red" if state == "down" else ""), sev_text(sev),
-             safe(", ".join(f"{f.id} {f.fault}" for f in fs))),
+             safe(", ".join(f.label for f in fs))),
             search(key),
             {"health": -health_rank(sev)},
         )
@@ -619,7 +618,7 @@ def port_rows(index: ReportIndex, nid: str) -> Rows:
         rows.append(Row(
             link_key(lid),
             (health_text(sev, str(mine[1])), safe(port_name(index.label(other[0]), other[1])), safe(index.speed(lk)),
-             safe(lk.get("state", "up")), sev_text(sev), safe(", ".join(f"{f.id} {f.fault}" for f in fs))),
+             safe(lk.get("state", "up")), sev_text(sev), safe(", ".join(f.label for f in fs))),
             "", {},
         ))
     return Rows.of(rows)
@@ -1060,7 +1059,7 @@ def impact_text(report: Report, live: dict[str, float] | None) -> Text:
         out.append("  alternative: ")
         out.append(safe(remedy_text(w)))
         out.append(f" → {fmt_gbps(w.get('busbw_gbps'))}, {w.get('hosts', '?')} hosts, "
-                   f"{throughput_text(w.get('throughput_fraction')).removesuffix(f' ({THROUGHPUT_BASIS})')}\n")
+                   f"{throughput_text(w.get('throughput_fraction'), basis=False)}\n")
     job = imp.get("job")
     if isinstance(job, dict):
         out.append(_job_line(job))

@@ -18,7 +18,7 @@ from fabricdoc.model.evidence import SlowPairsEvidence
 from fabricdoc.model.expectation import TestJudgement
 from fabricdoc.model.findings import Finding
 from fabricdoc.model.paths import is_bidirectional, tested_links
-from fabricdoc.model.records import LinkKey, Observations
+from fabricdoc.model.records import LinkKey, Observations, PortRef
 from fabricdoc.model.topology import Fabric
 
 HARD = 0.75  # a cable whose slow tests sit at or below this share of healthy caps every test through it
@@ -70,13 +70,8 @@ def paths_contradiction(fabric: Fabric, obs: Observations, judged: TestJudgement
 
 
 def _link(fabric: Fabric, f: Finding) -> LinkKey | None:
-    """The cable a finding names: by its two ends, or the cable at its one port (a host's NIC port)."""
-    ends = {(nid, int(port)) for nid, (_, port) in zip(f.node_ids, f.endpoints or (), strict=False)}
-    for nid, _ in ends:
-        if nid not in fabric.nodes:
-            return None
-        for link in fabric.node_links(nid):
-            cable = {(link.key.a.node, link.key.a.port), (link.key.b.node, link.key.b.port)}
-            if ends <= cable:
-                return link.key
-    return None
+    """The cable a finding names: the one at its first end (a cable's either end, a NIC's port)."""
+    if not f.node_ids or f.node_ids[0] not in fabric.nodes:
+        return None
+    link = fabric.link_at(PortRef(f.node_ids[0], int(f.endpoints[0][1]))) if f.endpoints else None
+    return link.key if link is not None else None

@@ -8,7 +8,7 @@ import math
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +16,6 @@ from fabricdoc.cli import args as a
 from fabricdoc.cli.sweep import FABRIC_HELP, add_sweep_options
 
 HELP = "sweep every --every seconds into the history store and the report file the exporter serves"
-EXIT_INTERRUPTED = 130
 SHOWN_IDS = 5  # findings named per change in a sweep's line; the rest are counted
 
 WATCH_EXIT_CODES = """exit codes:
@@ -75,7 +74,7 @@ def _check(args: argparse.Namespace) -> None:
 class _Last:
     """What the watch remembers between sweeps."""
 
-    findings: dict[str, Any] | None = None  # the last finished sweep's findings by key
+    report: Any = None  # the last finished sweep's report
     written: int | None = None  # the sweep whose report -o holds
     error: str | None = None  # the previous sweep's error, to say when it repeats
     repeats: int = 0
@@ -124,10 +123,9 @@ def _one(sweep: Callable[[], Any], output: str, last: _Last) -> int:
               file=sys.stderr, flush=True)
         return 2
     last.error, last.repeats = None, 0
-    findings = {f.key: f for f in report.findings}
-    print(f"{at} sweep {n}: {report.verdict.upper()}, {plural(len(findings), 'finding')}; "
-          f"{_changes(last.findings, findings)}", flush=True)
-    last.findings = findings
+    print(f"{at} sweep {n}: {report.verdict.upper()}, {plural(len(report.findings), 'finding')}; "
+          f"{_changes(last.report, report)}", flush=True)
+    last.report = report
     code = 0
     try:
         report.save(output)
@@ -142,19 +140,18 @@ def _one(sweep: Callable[[], Any], output: str, last: _Last) -> int:
     return code or verdict_exit(report, "watch")
 
 
-def _changes(before: dict[str, Any] | None, now: dict[str, Any]) -> str:
-    """New and cleared finding ids since the sweep before (compared by key, named by id and fault)."""
+def _changes(before: Any, now: Any) -> str:
+    """New and cleared finding ids since the sweep before (as ``fabricdoc compare`` matches them)."""
+    from fabricdoc.report.compare import compare_reports
+
     if before is None:
-        return "first sweep" + (f": {_ids(list(now.values()))}" if now else "")
-    new = [now[k] for k in now if k not in before]
-    cleared = [before[k] for k in before if k not in now]
-    if not new and not cleared:
-        return "no change"
-    parts = [f"{what} {_ids(found)}" for what, found in (("new", new), ("cleared", cleared)) if found]
-    return "; ".join(parts)
+        return "first sweep" + (f": {_ids(now.findings)}" if now.findings else "")
+    c = compare_reports(before, now)
+    parts = [f"{what} {_ids(found)}" for what, found in (("new", c.new_findings), ("cleared", c.cleared)) if found]
+    return "; ".join(parts) or "no change"
 
 
-def _ids(findings: list[Any]) -> str:
+def _ids(findings: Sequence[Any]) -> str:
     from fabricdoc.model.text import escape
 
     shown = ", ".join(escape(f.label) for f in findings[:SHOWN_IDS])
@@ -172,6 +169,7 @@ def _kept(output: str, last: _Last) -> str:
 
 def _stopped(output: str, last: _Last) -> int:
     """Ctrl-C or SIGTERM: end any test still running, say so in one line, keep the last finished report."""
+    from fabricdoc.cli.main import EXIT_INTERRUPTED
     from fabricdoc.model.text import plural
     from fabricdoc.sources.processes import stop_all
 

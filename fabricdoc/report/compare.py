@@ -65,6 +65,11 @@ class FindingRef:
     severity: str
     confidence: float
 
+    @property
+    def label(self) -> str:
+        """``<id> <fault>``, as :attr:`Finding.label` names a finding in a line."""
+        return f"{self.id} {self.fault}"
+
     @classmethod
     def of(cls, f: Finding) -> FindingRef:
         return cls(f.id, f.key, str(f.kind), f.fault, f.name, str(f.severity), round(f.confidence, 3))
@@ -175,9 +180,10 @@ def compare_reports(old: Report, new: Report) -> Comparison:
     after = {f.key: f for f in new.findings}
     old_drain, new_drain = [d.node for d in old.drain], [d.node for d in new.drain]
     old_not_seen, new_not_seen = _not_seen(old.coverage), _not_seen(new.coverage)
+    old_side, new_side = Side.of(old), Side.of(new)
     return Comparison(
-        old=Side.of(old),
-        new=Side.of(new),
+        old=old_side,
+        new=new_side,
         new_findings=tuple(FindingRef.of(f) for k, f in after.items() if k not in before),
         cleared=tuple(FindingRef.of(f) for k, f in before.items() if k not in after),
         persisting=tuple(Persisting(FindingRef.of(before[k]), FindingRef.of(f)) for k, f in after.items()
@@ -190,7 +196,7 @@ def compare_reports(old: Report, new: Report) -> Comparison:
         complete=(bool(old.coverage.get("complete", True)), bool(new.coverage.get("complete", True))),
         not_seen_added=_only_in(new_not_seen, old_not_seen),
         not_seen_cleared=_only_in(old_not_seen, new_not_seen),
-        notes=_notes(Side.of(old), Side.of(new)),
+        notes=_notes(old_side, new_side),
     )
 
 

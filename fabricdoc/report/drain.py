@@ -39,8 +39,8 @@ def short_fault(fault: str) -> str:
 
 
 def finding_label(f: Finding) -> str:
-    """``<short fault> <tag>`` (``symbol_err 3fa2c1``): how Slurm reasons, gate reasons and the report
-    name a finding in every sweep (its F-number changes from sweep to sweep)."""
+    """``<short fault> <id>`` (``symbol_err 3fa2c1``): how Slurm reasons and gate reasons name a finding,
+    the same in every sweep."""
     return f"{short_fault(f.fault)} {f.id}"
 
 

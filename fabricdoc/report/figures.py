@@ -42,11 +42,12 @@ def busbw_figures(impact: dict[str, Any] | None, drained: int) -> list[Figure]:
     return out
 
 
-def throughput_text(fraction: Any) -> str:
-    """``job throughput 96.9% of nominal (hosts kept x busbw, ...)``: the one way it is said."""
+def throughput_text(fraction: Any, basis: bool = True) -> str:
+    """``job throughput 96.9% of nominal (hosts kept x busbw, ...)``: the one way it is said (``basis``:
+    with the basis; a list of remedies states it once)."""
     value = _num(fraction)
     shown = "n/a" if value is None else f"{value:.1%}"
-    return f"job throughput {shown} of nominal ({THROUGHPUT_BASIS})"
+    return f"job throughput {shown} of nominal" + (f" ({THROUGHPUT_BASIS})" if basis else "")
 
 
 def remedy_text(entry: dict[str, Any], limit: int = 6) -> str:

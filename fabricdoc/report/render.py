@@ -133,7 +133,7 @@ def recommendation_lines(rec: dict | None) -> list[str]:
     lines = [head]
     if isolate:
         ids = ", ".join(safe(f) for f in rec.get("findings") or [])
-        cables = f"{len(isolate)} cable" + ("s" if len(isolate) != 1 else "")
+        cables = plural(len(isolate), "cable")
         lines.append(f"  take out of service ({cables}, routed around){f' for {ids}' if ids else ''}:")
         lines += ["    " + cable_text(link) for link in isolate]
     drain = rec.get("drain") or []
