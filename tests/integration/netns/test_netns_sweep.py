@@ -15,6 +15,7 @@ from fabricdoc.bandwidth.retest import retest_plan
 from fabricdoc.bandwidth.runner import run_plan
 from fabricdoc.model.records import LinkKey, Observations, PortRef
 from fabricdoc.sources.launchers import launcher_runner
+from fabricdoc.sweep import measure_and_retest
 from tests.helpers.netns_lab import NetnsLab
 
 pytestmark = [pytest.mark.netns, pytest.mark.gloo, pytest.mark.slow,
@@ -26,15 +27,29 @@ BAD = LinkKey.of(PortRef("leaf02", 3), PortRef("spine01", 2))
 OPTIONS = Options(slow_ratio=0.5)
 
 
-def _run(lab: NetnsLab, plan: Plan, journal=None, timeout_s: float = 150.0):
+def _run(lab: NetnsLab, plan: Plan, journal=None, timeout_s: float = 150.0, first_round: int = 0):
     launcher = NetnsLauncher(lab.namespace_of, lab.address_of, lab.ifname_of)
     runner = launcher_runner(launcher, timeout_s=timeout_s, backend="gloo", size_bytes=2 << 20, iters=3)
     j = Journal.start(journal, JournalHeader(lab.fabric.name, plan_fingerprint(plan), "t")) if journal else None
     try:
-        return run_plan(lab.fabric, plan, runner, journal=j, max_parallel=3)
+        return run_plan(lab.fabric, plan, runner, journal=j, max_parallel=3, first_round=first_round)
     finally:
         if j is not None:
             j.close()
+
+
+class _LabMeasure:
+    """The sweep loop's bandwidth backend over this lab (pairs only)."""
+
+    bidirectional = False
+
+    def __init__(self, lab: NetnsLab) -> None:
+        self.lab = lab
+
+    def __call__(self, plan: Plan, first_round: int, into: list) -> list:
+        results = _run(self.lab, plan, first_round=first_round)
+        into.extend(results)
+        return results
 
 
 def _links(findings):
@@ -61,12 +76,15 @@ def test_rate_limited_uplink_is_named_and_the_retest_confirms_it(lab, tmp_path):
     assert all(r.ratio is not None and r.ratio > 0.5 for r in controls)
 
 
-def test_healthy_fabric_finds_nothing(lab):
-    plan = plan_sweep(lab.fabric)
-    results = _run(lab, plan)
+def test_healthy_fabric_finds_nothing_once_its_suspects_are_retested(lab):
+    # A shared machine's noise can make one screening round's cable look slow; the sweep re-tests
+    # such a suspect before it blames it, so the loop as a whole names nothing on a healthy lab.
+    obs = Observations()
+    found = measure_and_retest(lab.fabric, obs, _LabMeasure(lab), OPTIONS)
+    results = obs.pairs
     assert all(r.status == "ok" for r in results), [r.error for r in results]
     assert all(r.ratio > 0.5 for r in results), [(str(r.src), str(r.dst), r.ratio) for r in results]
-    assert _links(localize(lab.fabric, Observations(pairs=results), OPTIONS)) == []
+    assert _links(found.findings) == [], [(str(r.src), str(r.dst), r.ratio) for r in results]
 
 
 def test_black_holed_uplink_hangs_its_test_which_is_killed_and_the_round_finishes(lab, tmp_path):
