@@ -485,7 +485,7 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=3, help="fault sets of each shape per fabric (default 3)")
     ap.add_argument("--large", action="store_true", help="add fabrics of 128-512 hosts (slow)")
     ap.add_argument("--noise", nargs="+", metavar="NAME", choices=sorted(NOISE),
-                    help="noise levels to run (default: all of " + "; ".join(NOISE) + ")")
+                    help="noise levels to run (default: all of " + "; ".join(NOISE).replace("%", "%%") + ")")
     ap.add_argument("--detail", default="default", metavar="NAME",
                     help="the noise level whose per-kind, per-set and per-fabric tables are printed (default: default)")
     ap.add_argument("--json", metavar="OUT", help="write the figures as JSON to OUT")
