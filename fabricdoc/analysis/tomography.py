@@ -463,14 +463,21 @@ def _slower_than_explained(unexplained: set[int], chosen: list[LinkKey], agree: 
     median rate of its tests at one rate) by more than tests through one cable differ
     (:func:`_at_its_cap`'s tolerance). A slow cable caps every test through it at one rate, so rates
     are compared in Gb/s: tests judged against different expectations (one also crossed a link trained
-    low) still measure the same cap."""
+    low) still measure the same cap. A hung test is below every cap of a cable whose tests ran."""
     cap: dict[LinkKey, float] = {}
     for key in chosen:
         rates = [r for i in agree[key] for r in [pairs[i].busbw_gbps] if r is not None and pairs[i].ratio is not None]
         if rates:
             cap[key] = float(statistics.median(rates))
+    # A cable whose tests hang explains a hung test; one whose tests run, however slowly, does not.
+    hangs = {key for key in chosen if all(pairs[i].status == "hung" for i in agree[key])}
     out = set()
     for i in unexplained:
+        if pairs[i].status == "hung":
+            on_path = [k for k in paths[i] if k in chosen]
+            if on_path and not hangs.intersection(on_path):
+                out.add(i)
+            continue
         rate = pairs[i].busbw_gbps if pairs[i].ratio is not None else None
         named = [cap[k] for k in paths[i] if k in cap]
         if rate is None or not named:

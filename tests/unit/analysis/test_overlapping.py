@@ -104,3 +104,28 @@ def test_a_swept_half_rate_uplink_alone_is_the_only_finding():
     findings = _swept([Fault("degraded", port=UPLINK.a, lane_gbps=50.0)])
     assert [(f.kind, f.fault) for f in findings] == [("link", "speed_degraded")]
     assert _named(findings) == {UPLINK: "speed_degraded"}
+
+
+HUNG_UPLINK = LinkKey.of(PortRef("leaf04", 6), PortRef("spine02", 4))
+SLOW_UPLINK = LinkKey.of(PortRef("leaf03", 6), PortRef("spine02", 3))
+LOSSY_UPLINK = LinkKey.of(PortRef("leaf01", 6), PortRef("spine02", 1))
+
+
+@pytest.mark.parametrize("seed", [15, 3])
+def test_a_hung_uplink_whose_tests_also_cross_slow_cables_is_named_with_them(seed):
+    # Every test through the black-holing uplink also crosses one of two cables whose tests run,
+    # slowly or with errors: those explain slow tests, never a test that hung, so the hung one is named too.
+    fabric = fat_tree_2(4, 2, 4)
+    sim = Simulator(fabric, [Fault("hung", port=HUNG_UPLINK.a), Fault("slow", port=SLOW_UPLINK.b, factor=0.7),
+                             Fault("lossy", port=LOSSY_UPLINK.a, rate_per_hour=3600.0),
+                             Fault("down", port=PortRef("leaf02", 6))], seed=seed)
+    before, after = sim.counters()
+    obs = Observations(before=before, after=after, states=sim.port_states(), events=sim.events(),
+                       interval_s=sim.interval_s)
+    findings = measure_and_retest(sim.truth, obs, SimMeasure(sim), Options(), retest=True).findings
+    hung = [p for p in obs.pairs if p.status == "hung"]
+    assert hung and all(HUNG_UPLINK in sim.truth.path(p.src, p.dst) for p in hung)  # the premise
+    assert all({SLOW_UPLINK, LOSSY_UPLINK} & set(sim.truth.path(p.src, p.dst)) for p in hung)
+    named = _named([f for f in findings if f.severity != "info"])
+    assert named.get(HUNG_UPLINK) == "hung", findings
+    assert named.get(SLOW_UPLINK) == "degraded_bandwidth", findings
