@@ -55,10 +55,12 @@ def test_pair_rounds_miss_a_load_only_uplink_that_group_rounds_find_and_name():
     bad = _uplink(fab, "leaf02", "spine02")
     faults = [Fault("load_collapse", port=bad.a, flows=2)]
     _, _, pairs_only = _sweep(fab, faults, groups=False)
-    assert pairs_only.findings == []  # every pair test ran at full rate
+    # every pair test ran at full rate: nothing is named (a transient outlier is an info at most)
+    assert [f for f in pairs_only.findings if f.severity != "info"] == []
     _, obs, found = _sweep(fab, faults)
-    assert [f.fault for f in found.findings] == ["load_collapse"]
-    (f,) = found.findings
+    named = [f for f in found.findings if f.severity != "info"]
+    assert [f.fault for f in named] == ["load_collapse"]
+    (f,) = named
     assert _named(f, fab) == bad
     (ev,) = f.evidence_of(GroupLoadEvidence)
     assert ev.failing_flows > ev.passing_flows >= 1 and ev.pair_slow == 0
@@ -69,9 +71,9 @@ def test_an_incast_pause_storm_on_a_host_port_is_named_with_its_cable():
     fab = _fabric()
     host = PortRef("node0006", 1)
     _, _, pairs_only = _sweep(fab, [Fault("incast_pfc", port=host, flows=2)], groups=False)
-    assert pairs_only.findings == []
+    assert [f for f in pairs_only.findings if f.severity != "info"] == []
     _, obs, found = _sweep(fab, [Fault("incast_pfc", port=host, flows=2)])
-    (f,) = found.findings
+    (f,) = [f for f in found.findings if f.severity != "info"]
     assert f.fault == "incast_collapse" and _named(f, fab) == fab.link_at(host).key
     action = action_for(f, fab)
     assert f.confidence >= 0.9 and "PFC" in action.do and "keep the cable in service" in action.do
