@@ -145,7 +145,7 @@ def from_pairs(fabric: Fabric, obs: Observations, judged: TestJudgement, suspect
     down = [k for k in hard if "down" in blame[k].faults]
     before = fabric.with_all_links_up() if down and not fabric.lfts else None
 
-    def explained(i: int) -> bool:
+    def explained(i: int, rerouting: bool = True) -> bool:
         if gone.intersection(paths[i]):
             return True
         on_path = [k for k in paths[i] if k in slowed]
@@ -154,7 +154,7 @@ def from_pairs(fabric: Fabric, obs: Observations, judged: TestJudgement, suspect
             rel = relative[i]
             if rel is not None and pairs[i].status == "ok" and rel >= below[i] * accounted:
                 return True
-        if before is None:
+        if before is None or not rerouting:
             return False
         try:
             old = before.path(pairs[i].src, pairs[i].dst)
@@ -170,10 +170,17 @@ def from_pairs(fabric: Fabric, obs: Observations, judged: TestJudgement, suspect
     z = [None if j.z is None or j.baseline is None else j.z - math.log(shared.get(i, 1.0)) / j.baseline.spread
          for i, j in enumerate(judged.pairs)]
     unexplained = {i for i in slow if not explained(i)}
-    low = {i for i, zi in enumerate(z) if zi is not None and zi < -WEAK_Z and not explained(i)
-           and (relative[i] or 0.0) / shared.get(i, 1.0) < 1.0 - MIN_DROP}
+    is_low = {i for i, zi in enumerate(z) if zi is not None and zi < -WEAK_Z
+              and (relative[i] or 0.0) / shared.get(i, 1.0) < 1.0 - MIN_DROP}
+    low = {i for i in is_low if not explained(i)}
     evidence = unexplained | low
-    if not evidence:
+    # A test rerouted around a down link may be slow for its new path's neighbours: the down link is
+    # reason enough to leave it unreported, but a cable that explains it with the rest of its tests (a
+    # host's cable whose every test is slow, whatever route it took) still takes it into account, unless
+    # a cable with evidence of its own (errors on its counters) lies on its path and explains it as well.
+    moved = {i for i in (slow | is_low) - evidence if not explained(i, rerouting=False)
+             and not any(k in blame for k in paths[i])}
+    if not evidence and not moved:
         return Unexplained([], [], [])
     fraction = max(0.5, min(1.0, suspect_fraction))
     suspects: dict[LinkKey, set[int]] = {}
@@ -182,21 +189,22 @@ def from_pairs(fabric: Fabric, obs: Observations, judged: TestJudgement, suspect
         if key in slowed:
             continue  # trained low: it slows its tests as far as its rate does, and a slower one has more
         # A slow test another cable's hard fault explains says nothing of this one, either way.
-        tests = [i for i in crossed if i not in slow or i in unexplained]
-        covers = {i for i in tests if i in evidence}
+        tests = [i for i in crossed if i not in slow or i in unexplained or i in moved]
+        covers = {i for i in tests if i in evidence or i in moved}
         # More than ``fraction`` of its tests low (all of them at 1.0): a slow cable caps every test
         # through it, a healthy one shows a transient outlier now and then.
         if covers and (len(covers) > fraction * len(tests) or len(covers) == len(tests)):
             suspects[key] = covers
             considered[key] = tests
-    level = {i: math.log(max(1e-9, (relative[i] or 0.0) / shared.get(i, 1.0))) for i in evidence if relative[i]}
+    level = {i: math.log(max(1e-9, (relative[i] or 0.0) / shared.get(i, 1.0))) for i in evidence | moved
+             if relative[i]}
     agree = {key: _at_its_cap(covers, level, judged) for key, covers in suspects.items()}
     # A failed connection is explained as well by the fabric cable it crossed as by a host's own cable
     # when only that host's connections crossed it: the fabric cable is named first (its equal, the
     # host, an alternative), so a host is drained only when its failures are more than any cable's.
     fabric_side = {k for k, c in suspects.items() if all(pairs[i].status == "hung" for i in c)
                    and fabric.nodes[k.a.node].kind != "host" and fabric.nodes[k.b.node].kind != "host"}
-    first = _cover(evidence, suspects, agree, considered, blame, fabric_side)
+    first = _cover(evidence | moved, suspects, agree, considered, blame, fabric_side)
     # Overlapping faults: a test slower than the named suspects on its path account for (each
     # suspect's own slowdown is its least slow test) has a second fault on its path; the
     # suspects hidden behind the first ones (all their tests crossed them) explain the rest, if
@@ -208,7 +216,7 @@ def from_pairs(fabric: Fabric, obs: Observations, judged: TestJudgement, suspect
     by_second = set().union(*(suspects[k] for k in second))
     left = sorted((unexplained - by_first - by_second) | (residual - by_second))
     chosen = first + second
-    owned = _attribute(first, suspects, evidence) | _attribute(second, suspects, residual)
+    owned = _attribute(first, suspects, evidence | moved) | _attribute(second, suspects, residual)
     for key in chosen:
         _blame_slow(fabric, key, suspects, considered, pairs, judged, z, blame, owned[key] & agree[key], slow)
     explained_low = set().union(*(suspects[k] for k in chosen))
