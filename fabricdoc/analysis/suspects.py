@@ -74,3 +74,30 @@ def hidden_cables(fabric: Fabric, findings: Iterable[Finding],
         if not named.intersection(path):
             alone.update(path)
     return [k for k in near if k not in alone]
+
+
+def unmeasured_cables(fabric: Fabric, planned: Iterable[LinkKey], pairs: Iterable[PairResult]) -> list[LinkKey]:
+    """The up cables of ``planned`` (those the plan's tests were to cross) that no finished test
+    crossed, because the tests through them could not run (a silent host, a failing launch): tested
+    again from other hosts, so a slow cable does not go unseen behind a broken host. A host's own cable
+    whose host finished no test is left out (nothing else can test it)."""
+    crossed: set[LinkKey] = set()
+    finished: set[str] = set()
+    for p in pairs:
+        if p.status not in ("ok", "hung"):
+            continue
+        finished.update((p.src.node, p.dst.node))
+        try:
+            crossed.update(fabric.path(p.src, p.dst))
+        except TopologyError:
+            continue
+    out = []
+    for key in planned:
+        link = fabric.links.get(key)
+        if link is None or link.state != "up" or key in crossed:
+            continue
+        hosts = [e.node for e in (key.a, key.b) if fabric.nodes[e.node].kind == "host"]
+        if any(h not in finished for h in hosts):
+            continue
+        out.append(key)
+    return out

@@ -61,3 +61,59 @@ def test_the_retest_routes_around_named_faults_it_is_told_to_avoid():
     probes = [t for t, s in plan.targets.items() if s == HOST_CABLE]
     assert len(probes) == 2
     assert all(avoid not in fabric.path(s, d) for s, d in probes)
+
+
+SILENT = "node00006"
+BEHIND = LinkKey.of(PortRef("agg-p02-02", 1), PortRef("edge-p02-01", 4))  # only node00005/6 tests cross it
+
+
+def _first_pass(fabric, silent: str):
+    from fabricdoc.bandwidth.plan import plan_sweep
+
+    plan = plan_sweep(fabric)
+    pairs = [PairResult(s, d, "error" if silent in (s.node, d.node) else "ok",
+                        None if silent in (s.node, d.node) else 90.0, 100.0, round=r) for r, s, d in plan.tests()]
+    return plan, pairs
+
+
+def test_a_cable_whose_planned_tests_all_failed_is_unmeasured_and_its_silent_hosts_cable_is_not():
+    from fabricdoc.analysis.suspects import unmeasured_cables
+    from fabricdoc.fabric.generators import fat_tree_3
+
+    fabric = fat_tree_3(4)
+    plan, pairs = _first_pass(fabric, SILENT)
+    planned = [k for k, n in plan.coverage.items() if n > 0]
+    assert unmeasured_cables(fabric, planned, pairs) == [BEHIND]
+    _, none_failed = _first_pass(fabric, "no such host")
+    assert unmeasured_cables(fabric, planned, none_failed) == []
+
+
+def test_the_retest_round_leaves_out_hosts_whose_tests_never_ran_and_repeats_a_lone_path():
+    from fabricdoc.fabric.generators import fat_tree_3
+
+    fabric = fat_tree_3(4)
+    plan = retest_plan(fabric, [BEHIND], skip_hosts={SILENT})
+    tests = [t for r in plan.rounds for t in r]
+    assert tests and all(SILENT not in (s.node, d.node) for s, d in tests)
+    through = [t for t in tests if plan.targets[t] == BEHIND]
+    assert len(through) == 2 and len(set(through)) == 1  # the one test that crosses it, twice
+    assert all(BEHIND in fabric.path(*t) for t in through)
+
+
+def test_a_slow_cable_only_a_silent_hosts_tests_were_to_cross_is_named_by_the_sweep():
+    from fabricdoc.analysis.localize import Options
+    from fabricdoc.bandwidth.simulated import SimMeasure
+    from fabricdoc.fabric.faults import Fault
+    from fabricdoc.fabric.generators import fat_tree_3
+    from fabricdoc.model.records import Observations
+    from fabricdoc.sources.sim.simulator import Simulator
+    from fabricdoc.sweep import measure_and_retest
+
+    for seed in range(3):
+        sim = Simulator(fat_tree_3(4), [Fault("silent_hca", port=PortRef(SILENT, 1)),
+                                        Fault("slow", port=BEHIND.a, factor=0.5)], seed=seed)
+        before, after = sim.counters()
+        obs = Observations(before=before, after=after, states=sim.port_states(), interval_s=sim.interval_s)
+        found = measure_and_retest(sim.truth, obs, SimMeasure(sim), Options()).findings
+        named = {(f.fault, tuple(f.node_ids)) for f in found if f.severity != "info"}
+        assert ("degraded_bandwidth", ("agg-p02-02", "edge-p02-01")) in named, (seed, named)
