@@ -41,6 +41,7 @@ GROUP_PLAUSIBLE = 0.4  # a group figure below this share of the pairs' (or the p
 GROUP_GAP = 2.0  # ... when groups near the pairs' figure reach at least this many times it
 SPREAD_FLOOR = 0.01  # printed figures carry ~1% jitter even on the quietest fabric
 Z_SLOW = 2.5  # a test this many spreads below its shape's figure is slow...
+SKEW = 1.25  # the lower half of the healthy bulk may be this much wider than its upper half (noise only slows)
 MIN_DROP = 0.07  # ...and at least this far below it (hosts differ by a few percent: that is not slow)
 CEILING = 1.05  # measured/nominal above this: faster than the line rate (rounding and clocks allowed)
 FLOOR = 0.15  # a learned efficiency below this at bandwidth-bound sizes: no fabric is that slow
@@ -105,7 +106,7 @@ def healthy_bulk(values: Sequence[float] | np.ndarray, *, min_mass: float = 0.15
     Faults only slow tests down, so the healthy tests are the highest dense mode: the highest value whose
     neighbourhood holds at least ``min_mass`` of the values (and ``min_count``), climbed to its mode. The
     bulk is then what lies above three spreads below its median, and the spread is read from its lower
-    half ((median - lower quartile) / 0.6745), at most 1.5 times what its upper half shows: slow tests
+    half ((median - lower quartile) / 0.6745), at most :data:`SKEW` times what its upper half shows: slow tests
     and transient outliers below move it little, and tests piled up against the line rate above
     (hardware never reads faster) do not shrink it to nothing.
 
@@ -149,8 +150,8 @@ def healthy_bulk(values: Sequence[float] | np.ndarray, *, min_mass: float = 0.15
         above = (float(np.median(upper)) - new_center) / 0.6745 if len(upper) else floor
         # The lower half also holds slow tests that sit within the clip (a fault on a good share of a
         # small fabric's tests), the upper half is squeezed where tests pile up against the line rate:
-        # neither alone is the noise, so the lower one counts up to 1.5 times the upper one.
-        new_spread = max(floor, min(below, 1.5 * above))
+        # neither alone is the noise, so the lower one counts up to SKEW times the upper one.
+        new_spread = max(floor, min(below, SKEW * above))
         if abs(new_center - center) < 1e-7 and abs(new_spread - spread) < 1e-7:
             break
         center, spread = new_center, new_spread
