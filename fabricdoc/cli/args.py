@@ -12,15 +12,10 @@ import os
 from typing import Any
 
 from fabricdoc.errors import ConfigError
+from fabricdoc.model.verdict import exit_codes_help
 
 HIDDEN = argparse.SUPPRESS
-EXIT_CODES = """exit codes:
-  0  healthy (or: the command did what was asked)
-  1  faults found
-  2  could not run, or could not see all it planned (verdict incomplete: a test that could not run, measurements
-     that contradict the topology): one line on stderr says why (file and line for bad input, the tool for a
-     failing tool)
-"""
+EXIT_CODES = exit_codes_help()  # the verdicts and exit codes, as fabricdoc.model.verdict declares them
 
 FINDING_IDS = """finding ids:
   every finding has one name, six hex digits such as 3fa2c1 (eight or more on the rare clash of

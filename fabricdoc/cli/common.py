@@ -8,6 +8,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from fabricdoc.model.verdict import EXIT_CANNOT_RUN, Verdict
+
 
 @contextmanager
 def progress_bar(enabled: bool = True) -> Iterator[Any]:
@@ -80,18 +82,18 @@ def emit_report(report: Any, args: argparse.Namespace) -> int:
     for error in report.errors:
         print(f"fabricdoc {args.command}: error: {escape(error)}", file=sys.stderr)
     if report.errors:
-        return 2
+        return EXIT_CANNOT_RUN
     return verdict_exit(report, args.command)
 
 
 def verdict_exit(report: Any, command: str) -> int:
     """The report's verdict as the exit code (0 pass, 1 faults, 2 incomplete with one stderr line why)."""
     from fabricdoc.model.text import escape
-    from fabricdoc.report.report import exit_code
 
-    if report.verdict == "incomplete":
+    verdict = Verdict.parse(report.verdict)
+    if verdict is Verdict.INCOMPLETE:
         print(f"fabricdoc {command}: incomplete: {escape(_not_seen_line(report.coverage))}", file=sys.stderr)
-    return exit_code(report.verdict)
+    return verdict.exit_code
 
 
 def why_exit_2(command: str, refused: int, failed: int) -> int:
@@ -99,7 +101,7 @@ def why_exit_2(command: str, refused: int, failed: int) -> int:
     parts = [f"{refused} refused (not ours to change, or not allowed)"] if refused else []
     parts += [f"{failed} failed"] if failed else []
     print(f"fabricdoc {command}: not everything was done: {', '.join(parts)} (listed above)", file=sys.stderr)
-    return 2
+    return EXIT_CANNOT_RUN
 
 
 def _not_seen_line(coverage: dict[str, Any]) -> str:

@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from fabricdoc.cli import args as a
+from fabricdoc.model.verdict import EXIT_FAULTS, EXIT_OK
 
 BUSBW_LABELS = {"after_drain": "after drain"}  # as the sweep summary, impact and the TUI label them
 HELP = "compare two reports: new, cleared and persisting findings, drains, busbw, tests, coverage"
@@ -55,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         lines = comparison_lines(comparison)
         print("\n".join(lines[:1] if args.quiet else lines))
-    return 1 if comparison.got_worse else 0
+    return EXIT_FAULTS if comparison.got_worse else EXIT_OK
 
 
 def _n(x: float | None) -> str:

@@ -6,6 +6,7 @@ import argparse
 
 from fabricdoc.cli import args as a
 from fabricdoc.cli.slurmargs import NAME_HELP, add_slurm_args
+from fabricdoc.model.verdict import EXIT_FAULTS, EXIT_OK
 
 EPILOG = NAME_HELP + """
 never over an admin:
@@ -78,4 +79,4 @@ def run(args: argparse.Namespace) -> int:
     emit("drain", actions, skipped, results, args.json)
     if any(s.refused for s in skipped) or (results and not all(r.ok for r in results)):
         return why_exit_2("drain", sum(1 for s in skipped if s.refused), sum(1 for r in results or [] if not r.ok))
-    return 1 if actions else 0
+    return EXIT_FAULTS if actions else EXIT_OK

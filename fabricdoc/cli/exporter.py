@@ -8,6 +8,7 @@ import sys
 import threading
 
 from fabricdoc.cli import args as a
+from fabricdoc.model.verdict import EXIT_OK
 
 EPILOG = """The files are re-read (on a watcher thread, about once a second) only when they
 change, and the text is rendered once per change: a scrape serves those bytes
@@ -112,4 +113,4 @@ def run(args: argparse.Namespace) -> int:
         pass
     finally:
         server.server_close()
-    return 0
+    return EXIT_OK

@@ -9,6 +9,7 @@ from typing import Any
 
 from fabricdoc.cli import args as a
 from fabricdoc.errors import ConfigError
+from fabricdoc.model.verdict import EXIT_FAULTS, EXIT_OK
 
 EPILOG = """job hosts (the first that applies):
   --job-hosts FILE   one or more names per line (Slurm hostlists allowed, '#' comments; '-' = stdin)
@@ -153,7 +154,7 @@ def run(args: argparse.Namespace) -> int:
         if on_error == "fail":
             raise
         print(f"fabricdoc gate: could not check, passing (--on-error pass): {escape(str(exc))}", file=sys.stderr)
-        return 0
+        return EXIT_OK
 
 
 def _judge(args: argparse.Namespace) -> int:
@@ -179,4 +180,4 @@ def _judge(args: argparse.Namespace) -> int:
             print(f"  - {r}")
         for n in res.notes:
             print(f"  note: {n}")
-    return 0 if res.ok else 1
+    return EXIT_OK if res.ok else EXIT_FAULTS

@@ -9,6 +9,7 @@ from typing import Any
 from fabricdoc.cli import args as a
 from fabricdoc.errors import ConfigError
 from fabricdoc.model.severity import SEVERITIES
+from fabricdoc.model.verdict import EXIT_OK
 
 EPILOG = """The history is one SQLite file (--history DB; default $FABRICDOC_HISTORY, else
 ~/.local/share/fabricdoc/history.sqlite). 'fabricdoc sweep --history DB' appends every
@@ -76,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
             for path in args.reports:
                 sid = h.append(Report.load(path))
                 print(f"{escape(path)}: sweep {sid}")
-            return 0
+            return EXIT_OK
         node, port = _part(getattr(args, "node", None))
         ids = h.node_ids(node) if node is not None else None
         if ids is not None and not ids:
@@ -101,10 +102,10 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         for df in frames:
             print(df.to_json(orient="records"))
-        return 0
+        return EXIT_OK
     for df in frames:
         print(_for_people(df, args.view, empty_why))
-    return 0
+    return EXIT_OK
 
 
 def _part(text: str | None) -> tuple[str | None, int | None]:

@@ -11,6 +11,7 @@ from typing import Any
 
 from fabricdoc.cli import args as a
 from fabricdoc.errors import ConfigError, FabricdocError
+from fabricdoc.model.verdict import EXIT_FAULTS, EXIT_OK
 
 NPD_HELP = """npd:
   Run by Node Problem Detector's custom plugin monitor on each node. Prints one
@@ -244,7 +245,7 @@ def run_taints(args: argparse.Namespace) -> int:
     if refused or (done and not all(r.ok for r in done)):
         return why_exit_2(args.command, len(refused),
                           sum(1 for r in done or [] if not r.ok))
-    return 1 if ts else 0
+    return EXIT_FAULTS if ts else EXIT_OK
 
 
 def run_untaint(args: argparse.Namespace) -> int:
@@ -275,7 +276,7 @@ def run_untaint(args: argparse.Namespace) -> int:
             _results(done)
     if any(k.refused for k in kept) or (done and not all(r.ok for r in done)):
         return why_exit_2(args.command, sum(1 for k in kept if k.refused), sum(1 for r in done or [] if not r.ok))
-    return 0
+    return EXIT_OK
 
 
 def run_config(args: argparse.Namespace) -> int:
@@ -303,4 +304,4 @@ def run_config(args: argparse.Namespace) -> int:
         cmd_args += ["--host-rule", rx, rep]
     cfg = k8s.npd_config(command, cmd_args, args.invoke_interval, args.plugin_timeout)
     print(json.dumps(cfg, indent=2))
-    return 0
+    return EXIT_OK

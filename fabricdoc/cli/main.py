@@ -20,11 +20,7 @@ from typing import Any
 
 from fabricdoc.cli.args import EXIT_CODES
 from fabricdoc.errors import FabricdocError
-
-EXIT_HEALTHY = 0
-EXIT_FAULTS = 1
-EXIT_CANNOT_RUN = 2
-EXIT_INTERRUPTED = 130
+from fabricdoc.model.verdict import EXIT_CANNOT_RUN, EXIT_INTERRUPTED
 
 COMMANDS: dict[str, str] = {
     # name: the line `fabricdoc --help` lists, the same as the module's own add_parser help (a test holds it)

@@ -13,6 +13,7 @@ from typing import Any
 
 from fabricdoc.cli import args as a
 from fabricdoc.errors import ConfigError
+from fabricdoc.model.verdict import EXIT_CANNOT_RUN, EXIT_OK
 
 DESCRIPTION = """Collect the host-side view of the fabric on this node: interface stats,
 operstate and carrier flaps (netlink), qdisc drops/overlimits/backlog (tc), ECN CE
@@ -145,5 +146,5 @@ def run(args: argparse.Namespace) -> int:
     if not ran:
         first = next((p.error for p in bundle.probes if p.error), "no probe ran")
         print(f"fabricdoc probe: error: nothing could be collected: {first}", file=sys.stderr)
-        return 2
-    return 0
+        return EXIT_CANNOT_RUN
+    return EXIT_OK

@@ -6,6 +6,7 @@ import argparse
 
 from fabricdoc.cli import args as a
 from fabricdoc.cli.slurmargs import NAME_HELP, add_slurm_args
+from fabricdoc.model.verdict import EXIT_OK
 
 EPILOG = NAME_HELP + """
 which nodes:
@@ -67,4 +68,4 @@ def run(args: argparse.Namespace) -> int:
     emit("resume", actions, skipped, results, args.json)
     if any(s.refused for s in skipped) or (results and not all(r.ok for r in results)):
         return why_exit_2("resume", sum(1 for s in skipped if s.refused), sum(1 for r in results or [] if not r.ok))
-    return 0
+    return EXIT_OK

@@ -6,6 +6,7 @@ import argparse
 import json
 
 from fabricdoc.cli.args import EXIT_CODES
+from fabricdoc.model.verdict import EXIT_OK
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -25,6 +26,6 @@ def run(args: argparse.Namespace) -> int:
         from fabricdoc.model.text import escape
 
         print(f"{escape(args.validate)}: valid fabricdoc.report/v1")
-        return 0
+        return EXIT_OK
     print(json.dumps(REPORT_SCHEMA, indent=2))
-    return 0
+    return EXIT_OK

@@ -14,6 +14,7 @@ from typing import Any
 
 from fabricdoc.cli import args as a
 from fabricdoc.cli.sweep import FABRIC_HELP, add_sweep_options
+from fabricdoc.model.verdict import EXIT_CANNOT_RUN, EXIT_INTERRUPTED
 
 HELP = "sweep every --every seconds into the history store and the report file the exporter serves"
 SHOWN_IDS = 5  # findings named per change in a sweep's line; the rest are counted
@@ -121,7 +122,7 @@ def _one(sweep: Callable[[], Any], output: str, last: _Last) -> int:
         again = f" (the same error {last.repeats} sweeps in a row)" if last.repeats > 1 else ""
         print(f"fabricdoc watch: {at} sweep {n}: error: {escape(message)}{again}; {_kept(output, last)}",
               file=sys.stderr, flush=True)
-        return 2
+        return EXIT_CANNOT_RUN
     last.error, last.repeats = None, 0
     print(f"{at} sweep {n}: {report.verdict.upper()}, {plural(len(report.findings), 'finding')}; "
           f"{_changes(last.report, report)}", flush=True)
@@ -169,7 +170,6 @@ def _kept(output: str, last: _Last) -> str:
 
 def _stopped(output: str, last: _Last) -> int:
     """Ctrl-C or SIGTERM: end any test still running, say so in one line, keep the last finished report."""
-    from fabricdoc.cli.main import EXIT_INTERRUPTED
     from fabricdoc.model.text import plural
     from fabricdoc.sources.processes import stop_all
 

@@ -15,10 +15,10 @@ from fabricdoc.errors import FabricdocError
 from fabricdoc.model.findings import Finding
 from fabricdoc.model.severity import rank as severity_rank
 from fabricdoc.model.times import parse_time
+from fabricdoc.model.verdict import Verdict
 from fabricdoc.report.figures import BUSBW_KEYS
 from fabricdoc.report.report import Report
 
-VERDICT_RANK = {"pass": 0, "incomplete": 1, "degraded": 2, "fail": 3}
 """How bad a verdict is, for "worse" and "better": not seeing everything is worse than a pass, and
 less bad than a warning found."""
 COVERAGE_COUNTS = (("ports", "planned"), ("ports", "sampled"), ("hosts", "planned"), ("hosts", "seen"),
@@ -137,7 +137,7 @@ class Comparison:
 
     @property
     def verdict_change(self) -> str:
-        return change_of(VERDICT_RANK.get(self.old.verdict, 1), VERDICT_RANK.get(self.new.verdict, 1))
+        return change_of(Verdict.parse(self.old.verdict).rank, Verdict.parse(self.new.verdict).rank)
 
     @property
     def worse(self) -> tuple[Persisting, ...]:

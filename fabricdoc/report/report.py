@@ -28,6 +28,7 @@ from fabricdoc.model.severity import Severity
 from fabricdoc.model.text import json_safe
 from fabricdoc.model.times import now_iso
 from fabricdoc.model.topology import Fabric
+from fabricdoc.model.verdict import Verdict
 from fabricdoc.report.coverage import Coverage, Planned
 from fabricdoc.report.coverage import measure as measure_coverage
 from fabricdoc.report.drain import DrainEntry, drain_list
@@ -52,7 +53,7 @@ class Report:
     """One sweep's result. ``topology`` is the fabric as plain lists (see :func:`topology_dict`)."""
 
     fabric: dict[str, Any]
-    verdict: str
+    verdict: Verdict
     findings: list[Finding]
     drain: list[DrainEntry]
     tests: dict[str, Any]
@@ -76,6 +77,9 @@ class Report:
     # The saved column blocks, kept as read when :meth:`load` was told to (``keep_columns``, see there).
     _topology_columns: dict[str, Any] | None = field(default=None, repr=False, compare=False)
     _pairs_columns: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.verdict = Verdict.parse(self.verdict)  # a plain string given (tests, old callers) reads as the type
 
     @property
     def slow_ratio(self) -> float | None:
@@ -227,7 +231,7 @@ class Report:
             started_at=data.get("started_at"),
             errors=list(data.get("errors", [])),
             fabric=data["fabric"],
-            verdict=data["verdict"],
+            verdict=Verdict.parse(data["verdict"]),
             thresholds={**DEFAULT_THRESHOLDS, **data.get("thresholds", {})},
             coverage=data.get("coverage") or Coverage().to_dict(),
             findings=[Finding.from_dict(f, source) for f in data["findings"]],
@@ -281,25 +285,17 @@ class Report:
 
 
 
-def verdict_of(findings: list[Finding], coverage: Coverage | None = None) -> str:
+def verdict_of(findings: list[Finding], coverage: Coverage | None = None) -> Verdict:
     """The verdict of DESIGN.md: ``fail`` with any error or critical finding (``degraded``
     with warnings only), else ``incomplete`` when something planned was not seen, else ``pass``."""
     worst = max((f.severity.rank for f in findings), default=-1)
     if worst >= Severity.ERROR.rank:
-        return "fail"
+        return Verdict.FAIL
     if worst >= Severity.WARNING.rank:
-        return "degraded"
+        return Verdict.DEGRADED
     if coverage is not None and not coverage.complete:
-        return "incomplete"
-    return "pass"
-
-
-EXIT_CODES = {"pass": 0, "fail": 1, "degraded": 1, "incomplete": 2}
-
-
-def exit_code(verdict: str) -> int:
-    """0 healthy, 1 faults found, 2 could not see everything (or could not run)."""
-    return EXIT_CODES.get(verdict, 2)
+        return Verdict.INCOMPLETE
+    return Verdict.PASS
 
 
 def _group_dict(fabric: Fabric, g, judged: Judged) -> dict[str, Any]:

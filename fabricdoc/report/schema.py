@@ -8,6 +8,7 @@ import jsonschema
 
 from fabricdoc.errors import FabricdocError
 from fabricdoc.model.severity import SEVERITIES
+from fabricdoc.model.verdict import Verdict, verdict_lines
 
 _PORT = {"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer"}], "minItems": 2, "maxItems": 2}
 _NUM = {"type": ["number", "null"]}
@@ -178,10 +179,8 @@ REPORT_SCHEMA: dict[str, Any] = {
             },
         },
         "verdict": {
-            "enum": ["pass", "degraded", "fail", "incomplete"],
-            "description": "pass: everything planned was seen and nothing is wrong (exit 0); fail: error or "
-            "critical findings, degraded: warnings only (exit 1); incomplete: something planned was not seen "
-            "and nothing wrong was found in the rest (exit 2). coverage lists what was not seen.",
+            "enum": [v.value for v in Verdict],
+            "description": "; ".join(line.strip() for line in verdict_lines()) + ". coverage lists what was not seen.",
         },
         "coverage": {
             "type": "object",

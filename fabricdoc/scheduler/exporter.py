@@ -84,6 +84,7 @@ from fabricdoc.model.counters import totals as counter_totals
 from fabricdoc.model.findings import Finding, FindingKind
 from fabricdoc.model.severity import SEVERITIES
 from fabricdoc.model.times import epoch
+from fabricdoc.model.verdict import Verdict
 from fabricdoc.report.figures import BUSBW_KEYS
 from fabricdoc.report.report import Report
 from fabricdoc.scheduler.exposition import (
@@ -93,7 +94,7 @@ from fabricdoc.scheduler.exposition import (
 )
 from fabricdoc.scheduler.freshness import DEFAULT_MAX_AGE_H, staleness
 
-VERDICTS = ("pass", "degraded", "fail", "incomplete")
+VERDICTS = tuple(v.value for v in Verdict)
 PAIR_STATUSES = ("ok", "slow", "hung", "wrong", "error")
 
 # fabricdoc's canonical counter -> node_exporter's infiniband collector suffix (same quantity).

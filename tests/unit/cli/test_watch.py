@@ -9,7 +9,7 @@ import fabricdoc.sweep as sweep_module
 from fabricdoc.cli.main import main
 from fabricdoc.cli.watch import watch
 from fabricdoc.report.history import History
-from fabricdoc.report.report import Report, exit_code
+from fabricdoc.report.report import Report
 from fabricdoc.sweep import SweepConfig
 
 
@@ -29,7 +29,7 @@ def test_each_sweep_goes_to_the_history_and_the_last_report_to_o(tmp_path, capsy
     report = Report.load(out)
     with History(db) as store:
         assert store.sweep_count() == 2
-    assert code == exit_code(report.verdict)
+    assert code == report.verdict.exit_code
     assert [line.split(" ")[1:3] for line in lines] == [["sweep", "1:"], ["sweep", "2:"]]
     assert lines[0].startswith(report.started_at[:4]) and "+00:00" in lines[0].split(" ")[0]
     assert f"{report.verdict.upper()}, {len(report.findings)} finding" in lines[1]

@@ -10,7 +10,7 @@ from fabricdoc.fabric.generators import fat_tree_2
 from fabricdoc.model.records import HostCheck, Observations, PairResult, PortCounters, PortRef
 from fabricdoc.report.coverage import Planned, cabled_ports
 from fabricdoc.report.render import summary_text
-from fabricdoc.report.report import Report, exit_code
+from fabricdoc.report.report import Report
 from fabricdoc.sources.records import records_to_json
 
 
@@ -99,7 +99,7 @@ def test_tests_that_could_not_run_are_not_faults_and_drain_no_one():
     findings = localize(fabric, obs)
     assert findings == []
     report = Report.build(fabric, findings, obs, planned=Planned(tests=len(pairs)))
-    assert report.verdict == "incomplete" and exit_code(report.verdict) == 2 and report.drain == []
+    assert report.verdict == "incomplete" and report.verdict.exit_code == 2 and report.drain == []
     text = summary_text(report)
     assert f"{len(pairs)} could not run" in text and "no such namespace" in text
 
@@ -122,7 +122,7 @@ def test_faults_found_with_something_unseen_fail_and_list_what_was_not_seen():
              for c in before if PortRef(c.node, c.port) != unseen]  # one port's second sample is missing
     obs = Observations(before=before, after=after, interval_s=10.0)
     report = Report.build(fabric, localize(fabric, obs), obs, planned=Planned(ports=cabled_ports(fabric)))
-    assert report.verdict == "fail" and exit_code(report.verdict) == 1
+    assert report.verdict == "fail" and report.verdict.exit_code == 1
     assert report.coverage["not_seen_count"] == 1 and "not sampled twice" in report.coverage["not_seen"][0]["why"]
 
 
@@ -141,7 +141,7 @@ def test_a_host_check_that_could_not_be_read_makes_a_clean_report_incomplete_and
     unread = HostCheck("node0001", "pcie_acs", "unknown", "mlx5_0 (0000:61:00.0)", "config space not readable")
     obs = Observations(host_checks=[unread])
     report = Report.build(fabric, [], obs)
-    assert report.verdict == "incomplete" and exit_code(report.verdict) == 2
+    assert report.verdict == "incomplete" and report.verdict.exit_code == 2
     (item,) = report.coverage["not_seen"]
     assert item["what"] == "host check pcie_acs on node0001 mlx5_0 (0000:61:00.0)"
     assert "config space not readable" in item["why"]
