@@ -218,7 +218,8 @@ def from_pairs(fabric: Fabric, obs: Observations, judged: TestJudgement, suspect
     chosen = first + second
     owned = _attribute(first, suspects, evidence | moved) | _attribute(second, suspects, residual)
     for key in chosen:
-        _blame_slow(fabric, key, suspects, considered, pairs, judged, z, blame, owned[key] & agree[key], slow)
+        _blame_slow(fabric, key, suspects, considered, pairs, judged, z, blame, owned[key] & agree[key], slow,
+                    set(chosen))
     explained_low = set().union(*(suspects[k] for k in chosen))
     _to_retest(fabric, tests_through, evidence - explained_low, explained_low, set(chosen) | set(slowed), z, pairs,
                judged, blame)
@@ -260,7 +261,7 @@ def combined_z(zs: list[float]) -> float | None:
 
 def _blame_slow(fabric: Fabric, key: LinkKey, suspects: dict[LinkKey, set[int]], considered: dict[LinkKey, list[int]],
                 pairs: list[PairResult], judged: TestJudgement, z: list[float | None], blame: dict[LinkKey, Blame],
-                own: set[int], slow: set[int]) -> None:
+                own: set[int], slow: set[int], chosen: set[LinkKey] = frozenset()) -> None:  # type: ignore[assignment]
     """Blame one chosen suspect with its low tests as evidence. ``own`` are the tests it alone explains at
     its cap: it is named (warning or worse) when there are two or more of them (or one that hung), and
     they with the tests through it that were fine sit :data:`NAMED_Z` spreads below the noise together,
@@ -270,8 +271,11 @@ def _blame_slow(fabric: Fabric, key: LinkKey, suspects: dict[LinkKey, set[int]],
     # Equivalent candidates explain exactly the same slow pairs: split the confidence,
     # and name them so a targeted re-test can tell them apart.
     healthy = len(considered[key]) - len(covers)
+    # A cable not chosen that explains every test this one alone explains, with no more fine tests through
+    # it, is as likely from the evidence (its other slow tests another named cable explains as well).
     alternatives = sorted((k for k, c in suspects.items()
-                           if c == covers and k != key and len(considered[k]) - len(c) == healthy), key=str)
+                           if k != key and k not in chosen and len(considered[k]) - len(c) <= healthy
+                           and (c == covers or (own and own <= c))), key=str)
     twins = 1 + len(alternatives)
     n = len(considered[key])
     worst, median = _ratio_figures(pairs, covers)

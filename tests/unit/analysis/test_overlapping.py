@@ -155,3 +155,32 @@ def test_a_slow_host_cable_on_a_leaf_whose_uplink_is_down_is_still_named(seed):
 @pytest.mark.parametrize("seed", range(4))
 def test_a_down_uplink_alone_names_no_host_on_its_leaf(seed):
     assert _swept_16(DOWN_UPLINK, seed) == [("down", [("leaf03", 5), ("spine01", 3)])]
+
+
+def test_a_cable_whose_slow_tests_another_cable_explains_as_well_is_named_with_it_as_an_alternative():
+    # node0002's only tests both went through the leaf01-spine01 uplink, which also carried a test of
+    # node0001 (slow for node0001's own cable): from these tests alone node0002's cable and the uplink
+    # are equally likely, so whichever is named lists the other and is no more than a coin toss.
+    from fabricdoc.model.evidence import SlowPairsEvidence
+
+    fabric = fat_tree_2(4, 2, 4)
+    up = LinkKey.of(PortRef("leaf01", 5), PortRef("spine01", 1))
+    host1 = LinkKey.of(PortRef("leaf01", 1), PortRef("node0001", 1))
+    host2 = LinkKey.of(PortRef("leaf01", 2), PortRef("node0002", 1))
+    others = [f"node{i:04d}" for i in range(5, 17)]
+    via = [d for d in others if up in fabric.path(PortRef("node0002", 1), PortRef(d, 1))]
+    assert len(via) >= 3  # the premise: node0002 reaches some hosts over the uplink
+    tests = [("node0002", via[0]), ("node0002", via[1]), ("node0001", via[2])]
+    tests += [("node0001", d) for d in others if d not in via][:2]
+    tests += [(others[i], others[(i + 5) % len(others)]) for i in range(len(others))]
+    cap = {up: 0.7 * 400.0, host1: 0.5 * 400.0}
+    pairs = [_test(fabric, s, d, i, cap) for i, (s, d) in enumerate(tests)]
+    findings = localize(fabric, Observations(pairs=pairs))
+    named = {k: f for f in findings if f.kind in ("link", "nic") and f.endpoints for k in [
+        LinkKey.of(PortRef(f.node_ids[0], f.endpoints[0][1]), PortRef(f.node_ids[1], f.endpoints[1][1]))]}
+    assert host1 in named and named[host1].confidence >= 0.5
+    (pick,) = [k for k in (up, host2) if k in named]
+    other = host2 if pick == up else up
+    (ev,) = named[pick].evidence_of(SlowPairsEvidence)
+    alternatives = {LinkKey.of(PortRef(*a), PortRef(*b)) for a, b in ev.alternatives}
+    assert other in alternatives and named[pick].confidence < 0.5, named[pick]
