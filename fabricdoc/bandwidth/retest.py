@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
-from fabricdoc.bandwidth.plan import Plan, PlanBuilder, Test
+from fabricdoc.bandwidth.builder import PlanBuilder, Test
+from fabricdoc.bandwidth.plan import Plan
 from fabricdoc.errors import TopologyError
 from fabricdoc.model.records import LinkKey
 from fabricdoc.model.topology import Fabric
