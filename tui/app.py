@@ -23,11 +23,11 @@ from fabricdoc.errors import FabricdocError
 from fabricdoc.report.report import Report
 from fabricdoc.report.ticket import WhatIf
 
+from .index import ReportIndex
 from .screens.impact import ImpactTab
 from .screens.main import MainScreen, key_help
 from .screens.modals import ExportScreen, HelpScreen
 from .screens.sweep import LoadingScreen, SweepScreen
-from .view import ReportIndex
 from .widgets.table import ReportTable
 
 SweepFn = Callable[[Callable[[str, int, int], None]], Report]

@@ -6,7 +6,7 @@ fabric), and each cell holds the cables between its row and its column, with
 their worst health and lowest trained capacity. A grid too big for the screen
 is drawn in blocks (:func:`window`): each shown cell merges a range of rows and
 columns, and zooming into a block shows it in full. Everything here is plain
-data built from a :class:`~fabricdoc.tui.view.ReportIndex`, so it is tested
+data built from a :class:`~fabricdoc.tui.index.ReportIndex`, so it is tested
 without a terminal.
 """
 
@@ -25,7 +25,8 @@ from rich.text import Text
 
 from fabricdoc.model.severity import Severity, worst
 
-from .view import SEV_STYLE, LinkId, ReportIndex, fmt_gbps, port_name, safe, sev_text, switch_level
+from .formatting import SEV_STYLE, fmt_gbps, port_name, safe, sev_text
+from .index import LinkId, ReportIndex, switch_level
 
 HOSTS_COLUMN = -1  # the column of a leaf row's host cables
 GLYPH_NONE = "·"

@@ -11,20 +11,12 @@ from textual.widgets import Footer, Header, Label
 
 from fabricdoc.model.findings import Finding
 
-from ..view import (
-    PORT_COLUMNS,
-    LinkId,
-    ReportIndex,
-    detail_title,
-    findings_text,
-    history_series,
-    key_to_link,
-    link_summary,
-    node_summary,
-    port_rows,
-    safe,
-    store_series,
-)
+from ..detail_view import detail_title, link_summary, node_summary
+from ..evidence_view import findings_text
+from ..formatting import safe
+from ..index import LinkId, ReportIndex, key_to_link
+from ..rows import PORT_COLUMNS, port_rows
+from ..series import history_series, store_series
 from ..widgets.history import HistoryView
 from ..widgets.panel import Panel
 from ..widgets.table import ReportTable

@@ -8,7 +8,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 
-from ..view import FINDING_COLUMNS, FINDING_SORTS, finding_rows, finding_text
+from ..evidence_view import finding_text
+from ..rows import FINDING_COLUMNS, FINDING_SORTS, finding_rows
 from ..widgets.panel import Panel
 from ..widgets.table import ReportTable
 from .detail import DetailScreen

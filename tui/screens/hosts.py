@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual import on
 from textual.app import ComposeResult
 
-from ..view import HOST_COLUMNS, host_rows
+from ..rows import HOST_COLUMNS, host_rows
 from ..widgets.table import ReportTable
 from .detail import DetailScreen
 from .tab import ReportTab

@@ -21,16 +21,10 @@ from textual.worker import get_current_worker
 
 from fabricdoc.report.ticket import WhatIf
 
-from ..view import (
-    WHATIF_COLUMNS,
-    LinkId,
-    drain_mark,
-    impact_text,
-    safe,
-    whatif_head,
-    whatif_rows,
-    whatif_text,
-)
+from ..formatting import safe
+from ..impact_view import impact_text, whatif_head, whatif_text
+from ..index import LinkId
+from ..rows import WHATIF_COLUMNS, drain_mark, whatif_rows
 from ..widgets.panel import Panel
 from ..widgets.table import ReportTable
 from .tab import ReportTab, TabContext

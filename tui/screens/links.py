@@ -5,7 +5,8 @@ from __future__ import annotations
 from textual import on
 from textual.app import ComposeResult
 
-from ..view import LINK_COLUMNS, key_to_link, link_rows
+from ..index import key_to_link
+from ..rows import LINK_COLUMNS, link_rows
 from ..widgets.table import ReportTable
 from .detail import DetailScreen
 from .tab import ReportTab

@@ -20,7 +20,7 @@ from textual.widgets import Footer, Header, Input, TabbedContent, TabPane
 from fabricdoc.model.text import escape
 from fabricdoc.report.report import Report
 
-from ..view import ReportIndex
+from ..index import ReportIndex
 from ..widgets.table import ReportTable
 from .findings import FindingsTab
 from .hosts import HostsTab

@@ -26,7 +26,7 @@ from ..fabric_map import (
     route,
     route_text,
 )
-from ..view import safe
+from ..formatting import safe
 from ..widgets.fabric_map import FabricMap
 from ..widgets.panel import Panel
 from .detail import DetailScreen

@@ -13,7 +13,9 @@ from textual.widgets.tree import TreeNode
 
 from fabricdoc.errors import FabricdocError
 
-from ..view import health_text, overview_text, port_label, safe, switch_level_known
+from ..formatting import health_text, safe
+from ..index import switch_level_known
+from ..overview_view import overview_text, port_label
 from ..widgets.panel import Panel
 from .detail import DetailScreen
 from .tab import ReportTab

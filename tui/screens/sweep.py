@@ -17,7 +17,7 @@ from fabricdoc.errors import FabricdocError
 from fabricdoc.model.text import escape
 from fabricdoc.report.report import Report
 
-from ..view import safe
+from ..formatting import safe
 
 
 class LoadingScreen(Screen[None]):

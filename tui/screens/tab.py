@@ -12,7 +12,7 @@ from textual.widget import Widget
 
 from fabricdoc.report.report import Report
 
-from ..view import ReportIndex
+from ..index import ReportIndex
 from ..widgets.table import ReportTable
 
 

@@ -27,7 +27,8 @@ from ..fabric_map import (
     window,
     window_states,
 )
-from ..view import ReportIndex, safe
+from ..formatting import safe
+from ..index import ReportIndex
 
 CELL_W = 3  # a glyph and two spaces: room for a two-digit column number above it
 LABEL_MAX = 24

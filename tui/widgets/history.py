@@ -8,7 +8,8 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Label, Sparkline
 
-from ..view import fmt_num, safe, time_span
+from ..formatting import fmt_num, safe
+from ..series import time_span
 
 
 class HistoryView(Vertical):

@@ -1,8 +1,8 @@
 """ReportTable: a filterable, sortable virtual table that draws only the rows on screen.
 
-Rows are :class:`~fabricdoc.tui.view.Rows`: keys up front, each
-:class:`~fabricdoc.tui.view.Row` (cells already :class:`~rich.text.Text`, built by
-the view, so no cell is ever parsed as markup) made only when it is drawn.
+Rows are :class:`~fabricdoc.tui.rows.Rows`: keys up front, each
+:class:`~fabricdoc.tui.rows.Row` (cells already :class:`~rich.text.Text`, built by
+the view modules, so no cell is ever parsed as markup) made only when it is drawn.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from ..view import Row, Rows
+from ..rows import Row, Rows
 
 
 class ReportTable(ScrollView, can_focus=True):

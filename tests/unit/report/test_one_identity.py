@@ -18,7 +18,10 @@ from fabricdoc.scheduler.k8s import npd_status
 from fabricdoc.scheduler.slurm import plan_drain
 from fabricdoc.sweep import SweepConfig, run_sweep
 
-TUI = pytest.importorskip("fabricdoc.tui.view")
+TUI_INDEX = pytest.importorskip("fabricdoc.tui.index")
+TUI_ROWS = pytest.importorskip("fabricdoc.tui.rows")
+TUI_OVERVIEW = pytest.importorskip("fabricdoc.tui.overview_view")
+TUI_IMPACT = pytest.importorskip("fabricdoc.tui.impact_view")
 
 
 @pytest.fixture(scope="module")
@@ -58,8 +61,8 @@ def test_every_output_names_each_finding_by_the_same_id(demo, tmp_path, capsys):
         h.append(report)
         assert sorted(h.component_failures("warning")["id"]) == sorted(ids)
 
-    index = TUI.ReportIndex(report)
-    table = TUI.finding_rows(index)
+    index = TUI_INDEX.ReportIndex(report)
+    table = TUI_ROWS.finding_rows(index)
     assert [table.row(k).cells[0].plain for k in table.keys] == ids
 
     assert main(["history", "--history", str(db), "failures", "--part", "node0027"]) == 0
@@ -82,9 +85,9 @@ def test_the_summary_the_tui_impact_and_metrics_give_the_same_figures_with_the_s
     text = summary_text(report)
     assert all(s in text for s in shown) and job in text
 
-    overview = TUI.overview_text(TUI.ReportIndex(report)).plain
+    overview = TUI_OVERVIEW.overview_text(TUI_INDEX.ReportIndex(report)).plain
     assert all(f"{f.label} {f.gbps:,.1f} Gb/s" in overview for f in figures)
-    tui = TUI.impact_text(report, None).plain
+    tui = TUI_IMPACT.impact_text(report, None).plain
     assert all(f.label in tui for f in figures) and job in tui
     assert "recommended remedy: " + remedy_text(rec) in tui
     assert "out of service leaf02[5] -- spine01[2], leaf03[6] -- spine02[3], leaf06[8] -- spine04[6]" in tui

@@ -6,13 +6,14 @@ import threading
 
 import pytest
 from fabricdoc.tui.app import FabricdocApp
+from fabricdoc.tui.formatting import fmt_gbps
 from fabricdoc.tui.screens.detail import DetailScreen
 from fabricdoc.tui.screens.findings import FindingsTab
 from fabricdoc.tui.screens.impact import ImpactTab
 from fabricdoc.tui.screens.main import TABS, MainScreen
 from fabricdoc.tui.screens.modals import ExportScreen, HelpScreen
 from fabricdoc.tui.screens.sweep import SweepScreen
-from fabricdoc.tui.view import BANDWIDTH_SERIES, fmt_gbps
+from fabricdoc.tui.series import BANDWIDTH_SERIES
 from fabricdoc.tui.widgets.table import ReportTable
 from textual.widgets import Sparkline, Tree
 

@@ -23,7 +23,7 @@ from fabricdoc.tui.fabric_map import (
     window,
     window_states,
 )
-from fabricdoc.tui.view import ReportIndex
+from fabricdoc.tui.index import ReportIndex
 
 from fabricdoc.fabric.generators import fat_tree_3, rail_optimized
 from fabricdoc.model.evidence import StateEvidence

@@ -7,9 +7,9 @@ import re
 import pytest
 from fabricdoc.tui.app import FabricdocApp, default_impact_factory
 from fabricdoc.tui.fabric_map import GLYPH_PATH, HOSTS_COLUMN, build_grids, switch_level
+from fabricdoc.tui.index import ReportIndex
 from fabricdoc.tui.screens.detail import DetailScreen
 from fabricdoc.tui.screens.modals import RouteScreen
-from fabricdoc.tui.view import ReportIndex
 from fabricdoc.tui.widgets.fabric_map import FabricMap
 
 from fabricdoc.fabric.generators import fat_tree_2, fat_tree_3
@@ -170,7 +170,7 @@ async def test_a_click_moves_the_cursor_and_a_second_click_opens(demo_report):
 
 @async_test
 async def test_i_takes_links_out_of_service_in_the_what_if_from_the_impact_tab_and_the_map(demo_report):
-    from fabricdoc.tui.view import fmt_gbps
+    from fabricdoc.tui.formatting import fmt_gbps
 
     from fabricdoc.impact.busbw import ImpactModel
 

@@ -7,22 +7,13 @@ import subprocess
 import sys
 
 import pytest
-from fabricdoc.tui.view import (
-    BANDWIDTH_SERIES,
-    ReportIndex,
-    evidence_text,
-    finding_rows,
-    finding_text,
-    history_series,
-    host_rows,
-    impact_text,
-    link_id,
-    link_rows,
-    overview_text,
-    safe,
-    store_series,
-    whatif_rows,
-)
+from fabricdoc.tui.evidence_view import evidence_text, finding_text
+from fabricdoc.tui.formatting import safe
+from fabricdoc.tui.impact_view import impact_text
+from fabricdoc.tui.index import ReportIndex, link_id
+from fabricdoc.tui.overview_view import overview_text
+from fabricdoc.tui.rows import finding_rows, host_rows, link_rows, whatif_rows
+from fabricdoc.tui.series import BANDWIDTH_SERIES, history_series, store_series
 from rich.text import Text
 
 from fabricdoc.model.evidence import (
@@ -56,7 +47,9 @@ def _styles_of(text: Text, phrase: str) -> set[str]:
 
 
 def test_importing_the_view_does_not_load_textual():
-    code = "import sys, fabricdoc.tui.view; print('textual' in sys.modules)"
+    modules = ("index", "formatting", "actions", "rows", "evidence_view", "detail_view", "overview_view",
+               "impact_view", "series")
+    code = f"import sys; import {', '.join(f'fabricdoc.tui.{m}' for m in modules)}; print('textual' in sys.modules)"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "False"
