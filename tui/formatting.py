@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 from rich.text import Text
 
 from fabricdoc.model.severity import Severity
-from fabricdoc.model.text import escape
+from fabricdoc.model.text import escape, gbps_text, time_text
 
 SEV_STYLE = {"critical": "bold white on red", "error": "bold red", "warning": "yellow", "info": "cyan", "ok": "green"}
 HEALTH_GLYPH = {"critical": "✖", "error": "✖", "warning": "▲", "info": "●", "ok": "●"}
@@ -38,18 +37,8 @@ def health_text(severity: str | None, label: str) -> Text:
     return out
 
 
-def fmt_gbps(value: float | None) -> str:
-    return "—" if value is None else f"{value:,.1f} Gb/s"
-
-
-def fmt_time(ts: float | None) -> str:
-    """Epoch seconds as a UTC time with milliseconds (flap times are close together)."""
-    if ts is None:
-        return "—"
-    try:
-        return datetime.fromtimestamp(float(ts), UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + "Z"
-    except (OverflowError, OSError, ValueError):
-        return str(ts)
+fmt_gbps = gbps_text  # a rate in Gb/s (fabricdoc.model.text, shared with the text report)
+fmt_time = time_text  # an epoch time in UTC with milliseconds
 
 
 def fmt_num(value: Any) -> str:

@@ -11,6 +11,7 @@ tables, history, error lines) passes untrusted strings through it.
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 from typing import Any
 
 
@@ -47,3 +48,18 @@ def json_safe(text: str) -> str:
 def plural(n: int, word: str) -> str:
     """``1 round``, ``2 rounds``: a count with its noun in the right number."""
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def gbps_text(value: float | None) -> str:
+    """A rate in Gb/s with one decimal, ``—`` when unknown."""
+    return "—" if value is None else f"{value:,.1f} Gb/s"
+
+
+def time_text(ts: float | None) -> str:
+    """Epoch seconds as a UTC time with milliseconds (flap times are close together), ``—`` when unknown."""
+    if ts is None:
+        return "—"
+    try:
+        return datetime.fromtimestamp(float(ts), UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + "Z"
+    except (OverflowError, OSError, ValueError):
+        return escape(ts)

@@ -6,98 +6,13 @@ from typing import Any
 
 from fabricdoc.model.evidence import (
     CandidatesEvidence,
-    CorruptionEvidence,
-    CounterEvidence,
-    Evidence,
-    FlapEvidence,
-    GpuEvidence,
-    GroupLoadEvidence,
-    HostEvidence,
-    NcclLogEvidence,
-    NotDiscoveredEvidence,
-    NotRespondingEvidence,
-    SlowPairsEvidence,
-    StateEvidence,
-    SwitchLinksEvidence,
 )
 from fabricdoc.model.findings import Action
 from fabricdoc.model.text import escape as safe
 from fabricdoc.model.text import plural
+from fabricdoc.report.evidence_text import evidence_line
 from fabricdoc.report.figures import busbw_figures, cable_text, throughput_text
 from fabricdoc.report.report import Report
-
-
-def evidence_line(ev: Evidence) -> str:
-    """One line per evidence item, in the words an engineer uses."""
-    if isinstance(ev, CounterEvidence):
-        bound = "≥" if ev.at_least else ""
-        reset = " (counter reset)" if ev.reset else ""
-        raw = "/".join(ev.raw) or ev.counter
-        rate = f"{ev.per_second:.3g}/s" if ev.per_second is not None else "no rate: zero interval"
-        interval = f"{ev.interval_s:g}s" if ev.interval_s is not None else "an unknown interval"
-        return f"{safe(raw)} {bound}+{ev.delta:g} in {interval} ({rate}) at {safe(ev.node)}[{ev.port}]{reset}"
-    if isinstance(ev, StateEvidence):
-        extra = ""
-        if ev.lanes is not None:
-            extra = f", {ev.lanes}X trained of {ev.supported_lanes}X supported"
-        if ev.lane_gbps is not None:
-            extra += f", {ev.lane_gbps:g} Gb/s/lane of {ev.supported_lane_gbps or 0:g}"
-        where = f" at {safe(ev.node)}[{ev.port}]" if ev.node is not None else ""
-        state = f"port {safe(ev.state)}" if ev.state else "link"
-        source = f" ({safe(ev.source)})" if ev.source else ""
-        expected = f", expected from {safe(ev.expected_from)}" if ev.expected_from and extra else ""
-        return f"{state}{where}{extra}{expected}{source}"
-    if isinstance(ev, NotRespondingEvidence):
-        far = "; the far end did not answer" if ev.far_answered is False else ""
-        source = f" ({safe(ev.source)})" if ev.source else ""
-        return (f"{safe(ev.node)}[{ev.port}] not responding: missing from the live discovery while "
-                f"{safe(ev.switch)}[{ev.switch_port}] facing it is {safe(ev.switch_state)}"
-                f"{'/' + safe(ev.switch_phys_state) if ev.switch_phys_state else ''}{far}{source}")
-    if isinstance(ev, NotDiscoveredEvidence):
-        source = f" ({safe(ev.source)})" if ev.source else ""
-        return f"{safe(ev.node)}[{ev.port}] not discovered; no tool read its state{source}"
-    if isinstance(ev, FlapEvidence):
-        rate = f", {ev.per_minute:g}/min" if ev.per_minute else ""
-        return f"{ev.flaps} link-down events{rate}"
-    if isinstance(ev, SlowPairsEvidence):
-        if ev.slow_pairs and all(s.status == "hung" for s in ev.slow_pairs):
-            line = f"{ev.slow}/{ev.tests} tests or job connections through it never finished (hung or failed)"
-        else:
-            line = (f"{ev.slow}/{ev.tests} tests through it slow, median {ev.median_ratio:.0%} "
-                    f"of the line rate (worst {ev.worst_ratio:.0%})")
-        if ev.median_relative is not None:
-            healthy = f" ({ev.healthy_efficiency:.0%} of the line rate)" if ev.healthy_efficiency else ""
-            line += f"; {ev.median_relative:.0%} of what healthy tests reach{healthy}"
-        if ev.suspect_only:
-            line += "; low, not clearly slow: a suspect to re-test"
-        if ev.equivalent_suspects > 1:
-            line += f"; {ev.equivalent_suspects} equally likely suspects"
-        return line
-    if isinstance(ev, CorruptionEvidence):
-        return f"data check failed in {ev.wrong_pairs} tests"
-    if isinstance(ev, SwitchLinksEvidence):
-        return f"{ev.links_bad} of {ev.links_total} links bad ({ev.links_down} down)"
-    if isinstance(ev, GpuEvidence):
-        return "GPU: " + ", ".join(safe(p) for p in ev.problems)
-    if isinstance(ev, HostEvidence):
-        times = f" x{ev.count}" if ev.count > 1 else ""
-        return f"{safe(ev.check)} {safe(ev.subject)}: {safe(ev.reason)}{times} ({safe(ev.source)})"
-    if isinstance(ev, NcclLogEvidence):
-        return f"{safe(ev.reason)} on {safe(ev.host)}: {safe(ev.source)}:{ev.line_no}: {safe(ev.line[:200])}"
-    if isinstance(ev, GroupLoadEvidence):
-        toward = f" toward {safe(ev.toward[0])}[{ev.toward[1]}]" if ev.toward else ""
-        passing = (f"passing with <={ev.passing_flows}" if ev.passing_flows else "no passing test crossed it")
-        line = (f"{ev.failing} group tests failing with >={ev.failing_flows} flows on it{toward}, {passing} "
-                f"(worst {ev.worst_ratio:.0%}); {ev.pair_tests} pair tests through it, {ev.pair_slow} slow")
-        if ev.alternatives:
-            line += "; equally likely: " + ", ".join(safe(a) for a in ev.alternatives[:3])
-        return line
-    if isinstance(ev, CandidatesEvidence):
-        line = "could be " + " or ".join(safe(c) for c in ev.candidates) + f": {safe(ev.tell_apart)}"
-        if ev.tests:
-            line += "; re-test " + ", ".join(f"{safe(a[0])}[{a[1]}] -> {safe(b[0])}[{b[1]}]" for a, b in ev.tests)
-        return line
-    return safe(ev)
 
 
 def action_line(action: Action) -> str:

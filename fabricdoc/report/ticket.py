@@ -14,8 +14,9 @@ from typing import Any
 
 from fabricdoc.model.findings import Finding
 from fabricdoc.model.text import escape, plural
+from fabricdoc.report.evidence_text import evidence_line
 from fabricdoc.report.figures import busbw_figures, remedy_text, throughput_text
-from fabricdoc.report.render import action_line, evidence_line
+from fabricdoc.report.render import action_line
 from fabricdoc.report.report import Report
 
 FORMATS = ("markdown", "text")

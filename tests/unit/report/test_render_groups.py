@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fabricdoc.model.evidence import GroupLoadEvidence
-from fabricdoc.report.render import evidence_line
+from fabricdoc.report.evidence_text import evidence_line
 
 
 def test_group_load_evidence_reads_as_a_sentence_with_its_loads_and_escaped_alternatives():

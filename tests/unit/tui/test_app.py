@@ -94,13 +94,13 @@ async def test_j_k_and_arrows_move_the_findings_cursor_and_the_evidence_follows(
         table = screen.query_one("#findings-table", ReportTable)
         evidence = screen.query_one("#evidence")
         assert table.has_focus and table.current_key == down
-        assert text_of(evidence).startswith(down) and "Down Polling" in text_of(evidence)
+        assert text_of(evidence).startswith(down) and "Down/Polling" in text_of(evidence)
         await pilot.press("j", "j")
         assert table.current_key == flapping
         assert text_of(evidence).startswith(flapping)
-        assert "3 link-down events" in text_of(evidence) and "2 of 4 tests slow" in text_of(evidence)
+        assert "3 link-down events" in text_of(evidence) and "2/4 tests through it slow" in text_of(evidence)
         await pilot.press("k")
-        assert table.current_key == lossy and "symbol_errors Δ 10" in text_of(evidence)
+        assert table.current_key == lossy and "SymbolErrorCounter +10" in text_of(evidence)
         await pilot.press("down", "down")
         assert table.current_key == gpu and "xid 79" in text_of(evidence)
         await pilot.press("down")

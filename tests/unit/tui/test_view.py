@@ -124,15 +124,15 @@ def test_evidence_shows_counters_states_flaps_slow_tests_and_gpu_problems(report
         return words(finding_text(index, index.findings[finding_id(report, fault)]).plain)
 
     lossy = text("symbol_errors")
-    assert "leaf01[5] symbol_errors Δ 10 (1/s) over 10 s raw: SymbolErrorCounter" in lossy
+    assert "SymbolErrorCounter +10 in 10s (1/s) at leaf01[5]" in lossy
     assert "ends leaf01[5] ↔ spine01[1]" in lossy
     lossy_finding = index.findings[finding_id(report, "symbol_errors")]
     assert f"key {lossy_finding.key}" in lossy and lossy_finding.key.endswith(":symbol_errors")
     down = text("down")
-    assert f"{CLICK_LABEL}[1] Down Polling (iblinkinfo)" in down
+    assert f"port Down/Polling at {CLICK_LABEL}[1] (iblinkinfo)" in down
     flapping = text("flapping")
     assert "3 link-down events" in flapping and "first 2025-10-09 08:53:21.429Z last 2025-10-09 08:53:27.143Z" in flapping
-    assert "2 of 4 tests slow" in flapping and "node0009[1] → node0014[1] slow 256.2 Gb/s of 368.0 Gb/s ratio 0.70" in flapping
+    assert "2/4 tests through it slow" in flapping and "node0009[1] → node0014[1] slow 256.2 Gb/s of 368.0 Gb/s ratio 0.70" in flapping
     gpu = text("gpu_error")
     assert "GPU-5f0c3a52" in gpu and "xid 79" in gpu and "row remap pending" in gpu
 
@@ -145,8 +145,8 @@ def test_more_evidence_kinds_read_by_their_fields(index):
                           alternatives=((("leaf01", 5), ("spine01", 1)),)),
     ]
     text = words(evidence_text(index, evidence).plain)
-    assert "2 tests with wrong data" in text and "node0001 ↔ node0002 17 wrong elements" in text
-    assert "4 of 6 links with findings, 1 down" in text
+    assert "data check failed in 2 tests" in text and "node0001 ↔ node0002 17 wrong elements" in text
+    assert "4 of 6 links bad (1 down)" in text
     assert "2 equally likely suspects" in text and "or leaf01[5] — spine01[1]" in text
     assert words(evidence_text(index, []).plain) == "no evidence recorded"
 
@@ -159,7 +159,7 @@ def test_slow_tests_are_red_and_a_suspects_low_tests_yellow_with_what_healthy_te
                            median_relative=0.81, healthy_efficiency=0.92, suspect_only=suspect_only)
     text = evidence_text(index, [ev])
     assert _styles_of(text, "ratio 0.75") == {style} and _styles_of(text, "0.81 of healthy") == {style}
-    assert "0.81 of what healthy tests reach (healthy tests reach 0.92)" in text.plain
+    assert "81% of what healthy tests reach (92% of the line rate)" in text.plain
     assert ("a suspect to re-test" in text.plain) == suspect_only
 
 
