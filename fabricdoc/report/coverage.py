@@ -19,10 +19,12 @@ from typing import Any
 
 from fabricdoc.errors import TopologyError
 from fabricdoc.model.groups import LOADED_FLOWS, most_flows
+from fabricdoc.model.paths import is_bidirectional, tested_links
 from fabricdoc.model.records import Observations, PortRef, ProbeStatus
 from fabricdoc.model.topology import Fabric
 
 NOT_SEEN_SHOWN = 200  # items kept in a report; the count says how many there were
+UNTESTED_SHOWN = 20  # untested cables named in a report; the count says how many there were
 BLIND = (ProbeStatus.ERROR, ProbeStatus.TIMEOUT)
 
 
@@ -51,6 +53,10 @@ class Coverage:
     not_seen: list[dict[str, str]] = field(default_factory=list)
     not_seen_count: int = 0
     group_load: dict[str, int] | None = None  # cable class -> most concurrent flows group tests reached
+    # Up cables no finished bandwidth test crossed (no route of the tests crosses them, or their tests could
+    # not run): said, not counted as unseen (a cable no route uses carries no job's traffic either).
+    cables_untested: int | None = None
+    cables_untested_shown: list[str] = field(default_factory=list)
 
     @property
     def complete(self) -> bool:
@@ -70,14 +76,18 @@ class Coverage:
             "not_seen": list(self.not_seen),
             "not_seen_count": self.not_seen_count,
             **({"group_load": dict(self.group_load)} if self.group_load is not None else {}),
+            **({"cables": {"untested": self.cables_untested, "untested_shown": list(self.cables_untested_shown)}}
+               if self.cables_untested is not None else {}),
         }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Coverage:
         ports, hosts, tests = d.get("ports", {}), d.get("hosts", {}), d.get("tests", {})
+        cables = d.get("cables") or {}
         return cls(ports.get("planned"), ports.get("sampled"), hosts.get("planned"), hosts.get("seen"),
                    tests.get("planned"), tests.get("measured"), list(d.get("not_seen", [])),
-                   int(d.get("not_seen_count", len(d.get("not_seen", [])))), d.get("group_load"))
+                   int(d.get("not_seen_count", len(d.get("not_seen", [])))), d.get("group_load"),
+                   cables.get("untested"), list(cables.get("untested_shown") or []))
 
 
 def _sampled_twice(obs: Observations) -> set[PortRef]:
@@ -137,6 +147,8 @@ def measure(fabric: Fabric, obs: Observations, planned: Planned) -> Coverage:
         short = planned.tests - len(obs.pairs)
         if short > 0:
             cov.add(f"{short} planned bandwidth tests", "not run")
+    if any(p.status in ("ok", "hung") for p in obs.pairs):
+        _untested_cables(fabric, obs, cov)
     if planned.group_load:
         _group_coverage(fabric, obs, cov)
     if planned.isolation_left:
@@ -145,6 +157,22 @@ def measure(fabric: Fabric, obs: Observations, planned: Planned) -> Coverage:
     return cov
 
 
+
+
+def _untested_cables(fabric: Fabric, obs: Observations, cov: Coverage) -> None:
+    """Count the up cables no finished bandwidth test crossed, and name the first few."""
+    crossed: set = set()
+    for p in obs.pairs:
+        if p.status not in ("ok", "hung"):
+            continue
+        try:
+            crossed.update(tested_links(fabric, p.src, p.dst, is_bidirectional(p.test)))
+        except TopologyError:
+            continue
+    untested = sorted((k for k, link in fabric.links.items() if link.state == "up" and k not in crossed), key=str)
+    cov.cables_untested = len(untested)
+    cov.cables_untested_shown = [f"{fabric.label(k.a.node)}[{k.a.port}] -- {fabric.label(k.b.node)}[{k.b.port}]"
+                                 for k in untested[:UNTESTED_SHOWN]]
 
 
 def cable_class(a: str, b: str, levels: dict[str, int]) -> str:

@@ -146,6 +146,12 @@ def summary_text(report: Report, evidence_per_finding: int = 3) -> str:
             lines.append(f"  {safe(item['what'])}: {safe(item['why'])}")
         if cov.get("not_seen_count", len(missing)) > 10:
             lines.append(f"  (+{cov['not_seen_count'] - 10} more in the JSON report's coverage)")
+    untested = (cov.get("cables") or {}).get("untested")
+    if untested:
+        shown = (cov.get("cables") or {}).get("untested_shown") or []
+        more = f" (+{untested - len(shown[:3])} more in the JSON report's coverage)" if untested > len(shown[:3]) else ""
+        lines.append(f"no bandwidth test crossed {plural(untested, 'cable')} (no test's route crosses it, or its "
+                     f"tests could not run): {', '.join(safe(c) for c in shown[:3])}{more}")
     lines += skipped_lines(report.probes)
     lines += warning_lines(report.probes)
     if not report.findings and missing:

@@ -197,6 +197,11 @@ REPORT_SCHEMA: dict[str, Any] = {
                     "type": "object", "required": ["what", "why"],
                     "properties": {"what": {"type": "string"}, "why": {"type": "string"}}}},
                 "not_seen_count": {"type": "integer", "minimum": 0},
+                "cables": {"type": "object", "description": "up cables no finished bandwidth test crossed (no "
+                           "route of the tests crosses them, or their tests could not run): said, not counted as "
+                           "unseen; untested_shown names the first 20",
+                           "properties": {"untested": {"type": "integer", "minimum": 0},
+                                          "untested_shown": {"type": "array", "items": {"type": "string"}}}},
                 "group_load": {"type": "object", "description": "per cable class (host-L1, L1-L2, ...), the most "
                                "concurrent flows group tests put on one cable direction (only with group tests)",
                                "additionalProperties": {"type": "integer", "minimum": 0}},
