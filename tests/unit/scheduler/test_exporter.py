@@ -26,7 +26,8 @@ from fabricdoc.model.findings import Finding
 from fabricdoc.model.records import PortCounters
 from fabricdoc.report.report import Report
 from fabricdoc.scheduler import exporter as exporter_mod
-from fabricdoc.scheduler.exporter import FabricCollector, counter_metric
+from fabricdoc.scheduler.exporter import FabricCollector
+from fabricdoc.scheduler.exporter_metrics import CounterMetric, counter_metric
 from fabricdoc.scheduler.exposition import serve
 from tests.helpers.cli import run_fabricdoc
 from tests.helpers.evidence import port_down, switch_links, symbol_errors
@@ -233,7 +234,7 @@ def test_every_known_counter_has_a_valid_name_with_prometheus_suffixes():
     assert counter_metric("symbol_errors").total == "fabricdoc_infiniband_symbol_error_total"
     assert counter_metric("rcv_bytes").total == "fabricdoc_infiniband_port_data_received_bytes_total"
     assert counter_metric("xmit_wait_ticks").total == "fabricdoc_infiniband_port_transmit_wait_total"
-    assert counter_metric("pause_rx_us") == exporter_mod.CounterMetric(
+    assert counter_metric("pause_rx_us") == CounterMetric(
         "fabricdoc_port_pause_rx_seconds_total", "fabricdoc_port_pause_rx_per_second", 1e-6, "pause_rx_us in seconds")
 
 
@@ -453,7 +454,7 @@ def test_an_unexpected_failure_while_rendering_is_one_line_and_serves_no_report_
     def broken(out, rep):
         raise KeyError("lanes")
 
-    monkeypatch.setattr(exporter_mod, "_report_metrics", broken)
+    monkeypatch.setattr(exporter_mod, "report_metrics", broken)
     make_report(bad_hosts=["node0002"]).save(tmp_path / "r.json")
     assert c.refresh() is True
     s = parse(c.exposition().decode())
