@@ -216,7 +216,7 @@ class Report:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], source: str = "report", *, keep_columns: bool = False) -> Report:
-        from fabricdoc.report.schema import validate_report
+        from fabricdoc.report.validation import validate_report
 
         validate_report(data, source)
         columns = data.get("topology_columns")

@@ -42,7 +42,7 @@ from hypothesis import strategies as st
 
 from fabricdoc.errors import FabricdocError
 from fabricdoc.model.inputs import decode
-from fabricdoc.report.schema import validate_report
+from fabricdoc.report.validation import validate_report
 from fabricdoc.sources.nccl_debug import parse_nccl_debug
 from fabricdoc.sources.nccl_inspector import parse_inspector
 from fabricdoc.sources.nccl_ras import parse_ncclras

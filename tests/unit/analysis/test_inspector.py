@@ -6,7 +6,7 @@ import json
 
 from fabricdoc.cli.main import main
 from fabricdoc.model.paths import directed
-from fabricdoc.report.schema import validate_report
+from fabricdoc.report.validation import validate_report
 from fabricdoc.sources.fabrics import load_fabric
 
 BAD = {("leaf02", 5), ("spine01", 2)}  # the demo's slow spine cable

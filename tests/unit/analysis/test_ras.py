@@ -6,7 +6,7 @@ import json
 
 from fabricdoc.cli.main import main
 from fabricdoc.model.records import PortCounters
-from fabricdoc.report.schema import validate_report
+from fabricdoc.report.validation import validate_report
 from fabricdoc.sources.records import records_to_json
 from tests.helpers.paths import DATA
 

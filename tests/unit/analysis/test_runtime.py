@@ -16,7 +16,7 @@ from fabricdoc.fabric.identity import host_name
 from fabricdoc.model.evidence import CandidatesEvidence, NcclLogEvidence
 from fabricdoc.model.records import LinkKey
 from fabricdoc.report.drain import drain_list
-from fabricdoc.report.schema import validate_report
+from fabricdoc.report.validation import validate_report
 from fabricdoc.sources.fabrics import load_fabric
 from fabricdoc.sources.infiniband import apply_routes_file, read_ibnetdiscover_file
 from fabricdoc.sources.nccl_debug import parse_nccl_debug, read_nccl_debug

@@ -82,7 +82,7 @@ def test_a_load_only_fault_is_listed_as_not_in_the_busbw_figures_with_why():
     instead of silently costing it nothing."""
     from fabricdoc.impact.section import impact_section
     from fabricdoc.report.render import summary_text
-    from fabricdoc.report.schema import validate_report
+    from fabricdoc.report.validation import validate_report
     from fabricdoc.sweep import SweepConfig, run_sweep
 
     fabric = fat_tree_2(leaves=4, spines=4, hosts_per_leaf=8)

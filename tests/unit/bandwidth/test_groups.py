@@ -25,7 +25,7 @@ from fabricdoc.impact.busbw import ImpactModel
 from fabricdoc.model.evidence import GroupLoadEvidence
 from fabricdoc.model.records import LinkKey, Observations, PortRef
 from fabricdoc.report.report import Report
-from fabricdoc.report.schema import validate_report
+from fabricdoc.report.validation import validate_report
 from fabricdoc.sources.sim.simulator import Simulator
 from fabricdoc.sweep import group_expectation, measure_and_retest
 

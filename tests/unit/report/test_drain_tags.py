@@ -11,7 +11,7 @@ from fabricdoc.model.findings import Finding
 from fabricdoc.report.drain import finding_label, short_fault
 from fabricdoc.report.drain_policy import DrainPolicy
 from fabricdoc.report.report import Report
-from fabricdoc.report.schema import validate_report
+from fabricdoc.report.validation import validate_report
 from fabricdoc.scheduler.slurm import SINFO_REASON_WIDTH, fault_tag, plan_drain
 from tests.helpers.reports import make_report
 

@@ -11,7 +11,7 @@ from fabricdoc.errors import FabricdocError
 from fabricdoc.fabric.generators import fat_tree_3
 from fabricdoc.model.records import Observations
 from fabricdoc.report.report import Report
-from fabricdoc.report.schema import validate_report
+from fabricdoc.report.validation import validate_report
 
 PAIR = {"src": ["h1", 1], "dst": ["h2", 1], "status": "ok", "busbw_gbps": 48.5, "expected_gbps": 50.0,
         "ratio": 0.97, "round": 1, "test": "sendrecv", "wrong": None, "error": None}

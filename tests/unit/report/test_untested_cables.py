@@ -10,7 +10,7 @@ from fabricdoc.model.records import Observations
 from fabricdoc.report.coverage import Planned
 from fabricdoc.report.render import summary_text
 from fabricdoc.report.report import Report
-from fabricdoc.report.schema import validate_report
+from fabricdoc.report.validation import validate_report
 from fabricdoc.sources.sim.simulator import Simulator, rerouted_lfts
 from fabricdoc.sweep import measure_and_retest
 
