@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from fabricdoc.analysis.localize import Options, localize
 from fabricdoc.analysis.rules import load_rules
-from fabricdoc.analysis.suspects import retest_suspects, unmeasured_cables
+from fabricdoc.analysis.suspects import no_test_ran, retest_suspects, unmeasured_cables
 from fabricdoc.bandwidth.groups import GroupTest, expected_round, full_load_rounds, screen_rounds
 from fabricdoc.bandwidth.isolate import isolate
 from fabricdoc.bandwidth.journal import Journal, JournalHeader, plan_fingerprint
@@ -160,7 +160,7 @@ def measure_and_retest(
         planned_cables = [k for k, n in plan.coverage.items() if n > 0]
         suspects += [k for k in unmeasured_cables(fabric, planned_cables, obs.pairs) if k not in suspects]
     if suspects:
-        again = retest_plan(fabric, suspects, bidirectional=measure.bidirectional, skip_hosts=_no_test_ran(obs.pairs))
+        again = retest_plan(fabric, suspects, bidirectional=measure.bidirectional, skip_hosts=no_test_ran(obs.pairs))
         measure(again, rounds, obs.pairs)
         rounds += len(again.rounds)
         planned += again.test_count
@@ -184,12 +184,6 @@ def measure_and_retest(
         group_load, isolation_left = groups, done.unfinished
         judged, findings = judged_findings()
     return Measured(findings, rounds, planned, judged, errors, group_load, isolation_left)
-
-
-def _no_test_ran(pairs: list[PairResult]) -> set[str]:
-    """Hosts none of whose tests finished (a silent HCA, a host that cannot launch): a re-test needs others."""
-    finished = {n for p in pairs if p.status in ("ok", "hung") for n in (p.src.node, p.dst.node)}
-    return {n for p in pairs for n in (p.src.node, p.dst.node)} - finished
 
 
 def _blamed_links(fabric: Fabric, findings: list[Finding]) -> set[LinkKey]:

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from fabricdoc.errors import TopologyError
 from fabricdoc.model.evidence import SlowPairsEvidence
 from fabricdoc.model.findings import Finding
+from fabricdoc.model.paths import FINISHED, finished_crossed
 from fabricdoc.model.records import LinkKey, PairResult, PortRef
 from fabricdoc.model.topology import Fabric
 
@@ -76,21 +77,24 @@ def hidden_cables(fabric: Fabric, findings: Iterable[Finding],
     return [k for k in near if k not in alone]
 
 
+def no_test_ran(pairs: Iterable[PairResult]) -> set[str]:
+    """Hosts none of whose tests finished (a silent HCA, a host that cannot launch): a re-test needs others."""
+    pairs = list(pairs)
+    return {n for p in pairs for n in (p.src.node, p.dst.node)} - finished_hosts(pairs)
+
+
+def finished_hosts(pairs: Iterable[PairResult]) -> set[str]:
+    """The nodes at either end of a test that finished (ran to a figure, or hung)."""
+    return {n for p in pairs if p.status in FINISHED for n in (p.src.node, p.dst.node)}
+
+
 def unmeasured_cables(fabric: Fabric, planned: Iterable[LinkKey], pairs: Iterable[PairResult]) -> list[LinkKey]:
     """The up cables of ``planned`` (those the plan's tests were to cross) that no finished test
     crossed, because the tests through them could not run (a silent host, a failing launch): tested
     again from other hosts, so a slow cable does not go unseen behind a broken host. A host's own cable
     whose host finished no test is left out (nothing else can test it)."""
-    crossed: set[LinkKey] = set()
-    finished: set[str] = set()
-    for p in pairs:
-        if p.status not in ("ok", "hung"):
-            continue
-        finished.update((p.src.node, p.dst.node))
-        try:
-            crossed.update(fabric.path(p.src, p.dst))
-        except TopologyError:
-            continue
+    pairs = list(pairs)
+    crossed, finished = finished_crossed(fabric, pairs), finished_hosts(pairs)
     out = []
     for key in planned:
         link = fabric.links.get(key)

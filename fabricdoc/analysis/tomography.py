@@ -19,6 +19,7 @@ import math
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from fabricdoc.analysis.blame import Blame
@@ -217,9 +218,9 @@ def from_pairs(fabric: Fabric, obs: Observations, judged: TestJudgement, suspect
     left = sorted((unexplained - by_first - by_second) | (residual - by_second))
     chosen = first + second
     owned = _attribute(first, suspects, evidence | moved) | _attribute(second, suspects, residual)
+    picked = set(chosen)
     for key in chosen:
-        _blame_slow(fabric, key, suspects, considered, pairs, judged, z, blame, owned[key] & agree[key], slow,
-                    set(chosen))
+        _blame_slow(fabric, key, suspects, considered, pairs, judged, z, blame, owned[key] & agree[key], slow, picked)
     explained_low = set().union(*(suspects[k] for k in chosen))
     _to_retest(fabric, tests_through, evidence - explained_low, explained_low, set(chosen) | set(slowed), z, pairs,
                judged, blame)
@@ -261,7 +262,7 @@ def combined_z(zs: list[float]) -> float | None:
 
 def _blame_slow(fabric: Fabric, key: LinkKey, suspects: dict[LinkKey, set[int]], considered: dict[LinkKey, list[int]],
                 pairs: list[PairResult], judged: TestJudgement, z: list[float | None], blame: dict[LinkKey, Blame],
-                own: set[int], slow: set[int], chosen: set[LinkKey] = frozenset()) -> None:  # type: ignore[assignment]
+                own: set[int], slow: set[int], chosen: AbstractSet[LinkKey] = frozenset()) -> None:
     """Blame one chosen suspect with its low tests as evidence. ``own`` are the tests it alone explains at
     its cap: it is named (warning or worse) when there are two or more of them (or one that hung), and
     they with the tests through it that were fine sit :data:`NAMED_Z` spreads below the noise together,

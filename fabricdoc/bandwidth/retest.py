@@ -39,6 +39,10 @@ def retest_plan(
     b = PlanBuilder(fabric, bidirectional, seed)
     suspect_set = set(suspects)
     skip = set(skip_hosts)
+
+    def skipped(test: Test) -> bool:
+        return test[0].node in skip or test[1].node in skip
+
     known = set(avoid) | {k for k, lk in fabric.links.items()
                           if lk.state == "up" and lk.capacity_gbps < lk.nominal_gbps * 0.99}
     targets: dict[Test, LinkKey | None] = {}
@@ -53,8 +57,7 @@ def retest_plan(
         for clear, diverse in ((True, True), (True, False), (False, True)) if around else ((False, True),):
             for test in b.through(link, tries):
                 others = b.links(test) - {link}
-                if (clear and others & around) or test in targets or (diverse and others & seen_links) \
-                        or test[0].node in skip or test[1].node in skip:
+                if (clear and others & around) or test in targets or (diverse and others & seen_links) or skipped(test):
                     continue
                 chosen.append(test)
                 seen_links |= others
@@ -79,8 +82,7 @@ def retest_plan(
             if b.rng.random() < 0.5:
                 src, dst = dst, src
             test = (src, dst)
-            if (not b.ok_pair(src, dst) or b.links(test) & suspect_set or not b.links(test)
-                    or src.node in skip or dst.node in skip):
+            if not b.ok_pair(src, dst) or b.links(test) & suspect_set or not b.links(test) or skipped(test):
                 continue
             b.place(test)
             targets[test] = None

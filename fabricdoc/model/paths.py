@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from fabricdoc.model.records import LinkKey, PortRef
+from fabricdoc.errors import TopologyError
+from fabricdoc.model.records import LinkKey, PairResult, PortRef
 from fabricdoc.model.topology import Fabric
 
 Channel = tuple[LinkKey, int]
@@ -50,6 +51,23 @@ def tested_links(fabric: Fabric, src: PortRef, dst: PortRef, bidirectional: bool
     for key in fabric.path(dst, src):
         seen.setdefault(key)
     return tuple(seen)
+
+
+FINISHED = ("ok", "hung")  # a test that ran to a figure, or started and never finished: evidence either way
+
+
+def finished_crossed(fabric: Fabric, pairs: Iterable[PairResult]) -> set[LinkKey]:
+    """The cables the finished tests of ``pairs`` loaded (both directions' paths of a bidirectional test);
+    a test the fabric has no route for crosses nothing."""
+    crossed: set[LinkKey] = set()
+    for p in pairs:
+        if p.status not in FINISHED:
+            continue
+        try:
+            crossed.update(tested_links(fabric, p.src, p.dst, is_bidirectional(p.test)))
+        except TopologyError:
+            continue
+    return crossed
 
 
 def test_channels(fabric: Fabric, src: PortRef, dst: PortRef, bidirectional: bool = False) -> list[Channel]:

@@ -19,7 +19,7 @@ from typing import Any
 
 from fabricdoc.errors import TopologyError
 from fabricdoc.model.groups import LOADED_FLOWS, most_flows
-from fabricdoc.model.paths import is_bidirectional, tested_links
+from fabricdoc.model.paths import FINISHED, finished_crossed
 from fabricdoc.model.records import Observations, PortRef, ProbeStatus
 from fabricdoc.model.topology import Fabric
 
@@ -147,7 +147,7 @@ def measure(fabric: Fabric, obs: Observations, planned: Planned) -> Coverage:
         short = planned.tests - len(obs.pairs)
         if short > 0:
             cov.add(f"{short} planned bandwidth tests", "not run")
-    if any(p.status in ("ok", "hung") for p in obs.pairs):
+    if any(p.status in FINISHED for p in obs.pairs):
         _untested_cables(fabric, obs, cov)
     if planned.group_load:
         _group_coverage(fabric, obs, cov)
@@ -161,14 +161,7 @@ def measure(fabric: Fabric, obs: Observations, planned: Planned) -> Coverage:
 
 def _untested_cables(fabric: Fabric, obs: Observations, cov: Coverage) -> None:
     """Count the up cables no finished bandwidth test crossed, and name the first few."""
-    crossed: set = set()
-    for p in obs.pairs:
-        if p.status not in ("ok", "hung"):
-            continue
-        try:
-            crossed.update(tested_links(fabric, p.src, p.dst, is_bidirectional(p.test)))
-        except TopologyError:
-            continue
+    crossed = finished_crossed(fabric, obs.pairs)
     untested = sorted((k for k, link in fabric.links.items() if link.state == "up" and k not in crossed), key=str)
     cov.cables_untested = len(untested)
     cov.cables_untested_shown = [f"{fabric.label(k.a.node)}[{k.a.port}] -- {fabric.label(k.b.node)}[{k.b.port}]"
