@@ -2,7 +2,7 @@
 
 Counter rules, port states, events and bandwidth tomography each add faults to a
 cable's :class:`~fabricdoc.analysis.blame.Blame`. Here they become one finding:
-the class rules (``fault_classes.toml``, data) decide what explains what — a
+the class rules (the fault registry's ``absorbs``, data) decide what explains what — a
 congested port explains the slow tests through it, symbol errors explain a slow
 cable — and the evidence's sides decide the part: the port where congestion builds
 up, the host's NIC when only the host side saw errors or the CA stopped answering,
@@ -15,40 +15,19 @@ counters by the counter table's class (:mod:`fabricdoc.model.counters`), not the
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from fabricdoc.analysis.blame import Blame
-from fabricdoc.errors import ConfigError
 from fabricdoc.model.counters import canonical_class
 from fabricdoc.model.evidence import CandidatesEvidence, CounterEvidence, Evidence
+from fabricdoc.model.faults import FaultClass, registry
 from fabricdoc.model.records import LinkKey, PortRef
 from fabricdoc.model.severity import Severity, worst
 from fabricdoc.model.topology import Fabric
 
-CLASSES_FILE = Path(__file__).with_name("fault_classes.toml")
-
-# Which fault names a finding when a cable has several left after the class rules (first wins
-# among equal severities).
-FAULT_PRIORITY = (
-    "dead", "down", "not_responding", "not_discovered", "flapping", "pause_storm", "width_degraded", "speed_degraded",
-    "symbol_errors", "rcv_errors", "data_corruption", "hung", "congestion", "degraded_bandwidth",
-)
-ERROR_FAULTS = frozenset({"symbol_errors", "rcv_errors"})
-PORT_FAULTS = frozenset({"congestion", "pause_storm"})
 SWAP_TEST = ("swap the cable (or move it to another switch port): errors that stay with the host's port "
              "are the NIC, errors that follow the cable are the cable")
 SLOW_HOST_TEST = ("re-test the host over another cable or port, and read both ends' counters under load: "
                   "slow with a good cable is the NIC")
-
-
-@dataclass(frozen=True)
-class FaultClass:
-    """One class rule: ``fault`` explains ``absorbs`` on the same cable unless a fault in ``unless`` is there."""
-
-    fault: str
-    absorbs: tuple[str, ...]
-    unless: tuple[str, ...] = ()
-    severity: str = "own"  # "own" | "max"
 
 
 @dataclass(frozen=True)
@@ -62,36 +41,12 @@ class Verdict:
     candidates: CandidatesEvidence | None = None
 
 
-def classes_from_toml(text: str, source: str) -> tuple[FaultClass, ...]:
-    """Class rules from ``[[class]]`` tables, strictly checked."""
-    from fabricdoc.model.inputs import loads_toml
-
-    data = loads_toml(text, source)
-    if set(data) - {"class"} or not isinstance(data.get("class", []), list):
-        raise ConfigError(f"{source}: expected only [[class]] tables")
-    out = []
-    for i, raw in enumerate(data.get("class", []), 1):
-        where = f"{source}: class {i}"
-        if not isinstance(raw, dict) or set(raw) - {"fault", "absorbs", "unless", "severity"}:
-            raise ConfigError(f"{where}: expected a table with fault, absorbs, unless, severity")
-        lists = [raw.get(k, []) for k in ("absorbs", "unless")]
-        if not isinstance(raw.get("fault"), str) or not all(
-                isinstance(v, list) and all(isinstance(x, str) for x in v) for v in lists):
-            raise ConfigError(f"{where}: 'fault' is a name, 'absorbs' and 'unless' lists of names")
-        if raw.get("severity", "own") not in ("own", "max"):
-            raise ConfigError(f"{where}: severity is 'own' or 'max', not {raw.get('severity')!r}")
-        out.append(FaultClass(raw["fault"], tuple(lists[0]), tuple(lists[1]), raw.get("severity", "own")))
-    return tuple(out)
-
-
-DEFAULT_CLASSES = classes_from_toml(CLASSES_FILE.read_text(encoding="utf-8"), str(CLASSES_FILE))
-
-
-def apply_classes(faults: dict[str, Severity], classes: tuple[FaultClass, ...] = DEFAULT_CLASSES
+def apply_classes(faults: dict[str, Severity], classes: tuple[FaultClass, ...] | None = None
                   ) -> dict[str, Severity]:
-    """The faults left once each class that fired absorbed what it explains."""
+    """The faults left once each class that fired absorbed what it explains (``classes``: the
+    registry's, in its order, by default)."""
     out = dict(faults)
-    for c in classes:
+    for c in registry().classes() if classes is None else classes:
         if c.fault not in out or any(u in out for u in c.unless):
             continue
         for a in c.absorbs:
@@ -102,13 +57,13 @@ def apply_classes(faults: dict[str, Severity], classes: tuple[FaultClass, ...] =
 
 
 def primary(faults: dict[str, Severity]) -> str:
-    """The fault that names a finding: the most severe, then the first in FAULT_PRIORITY."""
-    order = {f: i for i, f in enumerate(FAULT_PRIORITY)}
+    """The fault that names a finding: the most severe, then the first in the registry's naming order."""
+    order = {f: i for i, f in enumerate(registry().naming_order())}
     return min(faults, key=lambda f: (-faults[f].rank, order.get(f, len(order)), f))
 
 
 def classify(fabric: Fabric, key: LinkKey, blame: Blame,
-             classes: tuple[FaultClass, ...] = DEFAULT_CLASSES) -> Verdict:
+             classes: tuple[FaultClass, ...] | None = None) -> Verdict:
     """The finding one cable's evidence supports (see the module docstring)."""
     faults = apply_classes(blame.faults, classes)
     fault = primary(faults)
@@ -119,13 +74,14 @@ def classify(fabric: Fabric, key: LinkKey, blame: Blame,
     severity = worst(faults.values()) or Severity.ERROR
     ends = (key.a, key.b)
     host_end = next((e for e in ends if fabric.nodes[e.node].kind == "host"), None)
-    if fault in PORT_FAULTS:
+    lands_on = registry().get(fault).lands_on
+    if lands_on == "port":
         return Verdict(fault, "port", severity, _congested_port(fabric, key, blame.evidence))
     if host_end is None:
         return Verdict(fault, "link", severity, None)
-    if fault == "not_responding":
+    if lands_on == "nic":
         return Verdict(fault, "nic", severity, host_end)
-    if fault in ERROR_FAULTS:
+    if lands_on == "counting_end":
         sides = _error_sides(fabric, key, blame.evidence)
         nic, cable = _names(fabric, key, host_end)
         if sides == {host_end}:
@@ -137,7 +93,7 @@ def classify(fabric: Fabric, key: LinkKey, blame: Blame,
                 (cable, nic), f"only the switch's end counted errors, the host's end is clean: the cable or "
                 f"the host NIC's transmitter; {SWAP_TEST}"))
         return Verdict(fault, "link", severity, None)
-    if fault in ("degraded_bandwidth", "hung"):
+    if lands_on == "host_cable_or_nic":
         nic, cable = _names(fabric, key, host_end)
         return Verdict(fault, "nic", severity, host_end, CandidatesEvidence(
             (nic, cable), f"slow tests through the host's cable, with clean counters; {SLOW_HOST_TEST}"))

@@ -31,6 +31,7 @@ from fabricdoc.model.evidence import (
     SwitchLinksEvidence,
 )
 from fabricdoc.model.expectation import Sample, TestJudgement, judge_observations
+from fabricdoc.model.faults import fault as fault_info
 from fabricdoc.model.findings import Finding, assign_ids
 from fabricdoc.model.memory import gc_paused
 from fabricdoc.model.records import LinkKey, Observations
@@ -200,15 +201,13 @@ def _on_fabric(fabric: Fabric, findings: list[Finding]) -> list[Finding]:
     return findings
 
 
-# Host-side faults that slow a host's traffic without any broken part (GPUDirect off, a NIC at x8...).
-HOST_SLOWING = frozenset({"host_config", "pcie_degraded"})
 _ONLY_SLOWNESS = (SlowPairsEvidence, CandidatesEvidence, NcclLogEvidence)
 
 
 def _explained_by_host(fabric: Fabric, findings: list[Finding]) -> list[Finding]:
     """A host cable blamed only for slow tests, on a host whose configuration slows its traffic, is that
     host's configuration, not a cable: its slow tests become evidence on the host's finding."""
-    hosts = [f for f in findings if f.fault in HOST_SLOWING]
+    hosts = [f for f in findings if fault_info(f.fault).slows_host]  # GPUDirect off, a NIC at x8...
     if not hosts:
         return findings
     out = []

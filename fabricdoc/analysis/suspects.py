@@ -7,14 +7,11 @@ from collections.abc import Iterable
 
 from fabricdoc.errors import TopologyError
 from fabricdoc.model.evidence import SlowPairsEvidence
+from fabricdoc.model.faults import fault as fault_info
 from fabricdoc.model.findings import Finding
 from fabricdoc.model.paths import FINISHED, finished_crossed
 from fabricdoc.model.records import LinkKey, PairResult, PortRef
 from fabricdoc.model.topology import Fabric
-
-RETEST_FAULTS = frozenset({"degraded_bandwidth", "hung"})
-# A link up at a lower rate holds every test through it to that rate: cables behind it went untested.
-TRAINED_LOW = frozenset({"width_degraded", "speed_degraded"})
 
 
 def retest_suspects(fabric: Fabric, findings: Iterable[Finding],
@@ -29,7 +26,7 @@ def retest_suspects(fabric: Fabric, findings: Iterable[Finding],
     findings = list(findings)
     out: dict[LinkKey, None] = {}
     for f in findings:
-        if f.kind not in ("link", "nic") or f.fault not in RETEST_FAULTS or len(f.node_ids) != 2 or not f.endpoints:
+        if f.kind not in ("link", "nic") or not fault_info(f.fault).retest or len(f.node_ids) != 2 or not f.endpoints:
             continue
         ends = [PortRef(f.node_ids[0], int(f.endpoints[0][1]))]
         for ev in f.evidence_of(SlowPairsEvidence):
@@ -49,7 +46,7 @@ def hidden_cables(fabric: Fabric, findings: Iterable[Finding],
     their own: with ``pairs``, those whose every finished test also crossed a named trained-low link."""
     low: list[LinkKey] = []
     for f in findings:
-        if f.kind in ("link", "nic") and f.fault in TRAINED_LOW and len(f.node_ids) == 2 and f.endpoints:
+        if f.kind in ("link", "nic") and fault_info(f.fault).trained_low and len(f.node_ids) == 2 and f.endpoints:
             link = fabric.link_at(PortRef(f.node_ids[0], int(f.endpoints[0][1])))
             if link is not None:
                 low.append(link.key)

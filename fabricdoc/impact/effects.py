@@ -8,14 +8,11 @@ from dataclasses import dataclass
 
 from fabricdoc.errors import TopologyError
 from fabricdoc.model.evidence import GroupLoadEvidence, SlowPairsEvidence, StateEvidence
+from fabricdoc.model.faults import fault as fault_info
 from fabricdoc.model.findings import Finding
 from fabricdoc.model.records import Link, LinkKey
 from fabricdoc.model.severity import Severity
 from fabricdoc.model.topology import Fabric
-
-_DOWN_FAULTS = {"down", "dead"}
-_NO_CAPACITY_FAULTS = {"hung"}
-_IGNORE_RATIO_FAULTS = {"congestion"}  # load, not capacity
 
 
 @dataclass(frozen=True)
@@ -73,16 +70,17 @@ def link_effects(fabric: Fabric, findings: Iterable[Finding]) -> tuple[dict[Link
     for f in findings:
         if f.severity == Severity.INFO:
             continue  # noise or a suspect to re-test: nothing is known to be slower
+        capacity = fault_info(f.fault).capacity  # what the fault does to a cable (the fault registry)
         try:
             keys = finding_links(fabric, f)
         except TopologyError:
             unmapped.append(f.id)
             continue
         if not keys:
-            if f.kind in ("link", "port") or (f.kind == "switch" and f.fault in _DOWN_FAULTS):
+            if f.kind in ("link", "port") or (f.kind == "switch" and capacity == "down"):
                 unmapped.append(f.id)
             continue
-        if f.fault in _DOWN_FAULTS:
+        if capacity == "down":
             if f.kind == "gpu":
                 continue
             for k in keys:
@@ -92,7 +90,7 @@ def link_effects(fabric: Fabric, findings: Iterable[Finding]) -> tuple[dict[Link
             continue
         for k in keys:
             link = fabric.links[k]
-            if f.fault in _NO_CAPACITY_FAULTS:
+            if capacity == "untested":
                 lower(k, 0.0, False, f"{f.fault}: tests never finished", f.id)
                 continue
             cap = link.capacity_gbps
@@ -107,7 +105,7 @@ def link_effects(fabric: Fabric, findings: Iterable[Finding]) -> tuple[dict[Link
                 if lane:
                     cap = min(cap, link.lanes * float(lane))
                     rules.append(f"trained {lane:g} Gb/s lanes")
-            if f.fault not in _IGNORE_RATIO_FAULTS:
+            if capacity != "load":  # the port's load, not its capacity
                 ratio, expected = _ratio_estimate(f)
                 if ratio is not None:
                     base = min(link.nominal_gbps, expected) if expected else link.nominal_gbps
@@ -147,7 +145,7 @@ def uncosted(findings: Iterable[Finding]) -> list[dict[str, str]]:
     out: list[dict[str, str]] = []
     for f in findings:
         groups = f.evidence_of(GroupLoadEvidence)
-        if f.kind not in ("link", "port", "switch") or not groups or f.fault in _DOWN_FAULTS | _NO_CAPACITY_FAULTS:
+        if f.kind not in ("link", "port", "switch") or not groups or fault_info(f.fault).capacity in ("down", "untested"):
             continue
         if f.evidence_of(SlowPairsEvidence) or f.evidence_of(StateEvidence):
             continue  # a measured rate or a trained state is costed by link_effects

@@ -19,10 +19,9 @@ from typing import Any
 from fabricdoc.errors import TopologyError
 from fabricdoc.impact.busbw import ImpactModel
 from fabricdoc.impact.effects import finding_links
+from fabricdoc.model.faults import fault as fault_info
 from fabricdoc.model.records import LinkKey
 
-# load on a port, not a broken cable: isolating moves it
-LOAD_FAULTS = frozenset({"congestion", "pause_storm", "incast_collapse"})
 _EXHAUSTIVE = 4  # up to this many candidate cables every subset is tried; above, greedy forward selection
 _MAX_CANDIDATES = 8
 
@@ -32,7 +31,7 @@ def isolation_candidates(model: ImpactModel) -> list[LinkKey]:
     fabric = model.fabric
     keys: set[LinkKey] = set()
     for f in model.findings:
-        if f.kind not in ("link", "port") or f.fault in LOAD_FAULTS:
+        if f.kind not in ("link", "port") or not fault_info(f.fault).isolate:  # load, not a part: isolating moves it
             continue
         try:
             keys.update(finding_links(fabric, f))

@@ -6,7 +6,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from fabricdoc.fabric.identity import host_name
-from fabricdoc.model.findings import Finding, short_hash
+from fabricdoc.model.faults import fault as fault_info
+from fabricdoc.model.findings import Finding
 from fabricdoc.model.severity import Severity, at_least
 from fabricdoc.model.topology import Fabric
 
@@ -14,28 +15,12 @@ from fabricdoc.model.topology import Fabric
 # warnings are reported but do not drain: they are the fabric's problem, not the host's.
 DRAIN_FLOOR = Severity.ERROR
 
-SHORT_FAULT_CHARS = 10  # "fd:<fault> <tag>" fits sinfo -R's 20-character REASON column: 3 + 10 + 1 + 6
-# Fault names longer than SHORT_FAULT_CHARS, shortened by hand; each differs from every other.
-SHORT_FAULTS = {
-    "symbol_errors": "symbol_err", "rcv_errors": "rcv_err", "degraded_bandwidth": "slow",
-    "width_degraded": "width", "speed_degraded": "speed", "congestion": "congested",
-    "pause_storm": "pfc_storm", "data_corruption": "corrupt", "gpu_error": "gpu_err",
-    "remapped_rows_failure": "remap_fail", "remapped_rows_pending": "remap_pend",
-    "retired_pages_pending": "retire_pnd", "nccl_out_of_step": "nccl_step", "nccl_rank_lost": "nccl_lost",
-    "slow_unexplained": "slow_unexp", "not_discovered": "undiscover", "not_responding": "no_answer",
-    "incast_collapse": "incast",
-}
-
-
 def short_fault(fault: str) -> str:
-    """A fault's name in at most SHORT_FAULT_CHARS characters, as Slurm reasons, NPD messages, gate reasons
-    and the report show it: the hand-made short name, the name itself when short, else its first seven
-    characters, '-' and two hex digits of the whole name, so two long names sharing a prefix stay apart."""
-    if fault in SHORT_FAULTS:
-        return SHORT_FAULTS[fault]
-    if len(fault) <= SHORT_FAULT_CHARS:
-        return fault
-    return f"{fault[:SHORT_FAULT_CHARS - 3]}-{short_hash(fault)[:2]}"
+    """A fault's name in at most 10 characters, as Slurm reasons, NPD messages, gate reasons and the
+    report show it: its ``short`` in the fault registry (:mod:`fabricdoc.model.faults`), or for a fault
+    no row declares, the name itself when short, else its first seven characters, '-' and two hex
+    digits of the whole name, so two long names sharing a prefix stay apart."""
+    return fault_info(fault).short
 
 
 def finding_label(f: Finding) -> str:

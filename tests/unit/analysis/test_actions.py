@@ -6,24 +6,14 @@ import json
 
 import pytest
 
-from fabricdoc.analysis.actions import (
-    DEFAULT_ACTIONS,
-    action_for,
-    actions_from_toml,
-    attach_actions,
-    cable_ends,
-)
-from fabricdoc.analysis.classify import FAULT_PRIORITY
-from fabricdoc.errors import ConfigError
+from fabricdoc.analysis.actions import action_for, attach_actions, cable_ends
 from fabricdoc.fabric.generators import fat_tree_2
+from fabricdoc.model.faults import registry
 from fabricdoc.model.findings import ACTION_URGENCY, ACTION_WHO, Action, Finding
 from fabricdoc.report.report import Report
 
 SPINE_LINK = [("leaf01", 3), ("spine01", 1)]
 HOST_LINK = [("leaf01", 1), ("node0001", 1)]
-# Every fault name the analysis makes (localize, host and kernel checks, GPUs, runtime, unexplained pairs).
-OTHER_FAULTS = ("load_collapse", "nccl_rank_lost", "nccl_error", "nccl_out_of_step", "slow_unexplained", "gpu_error", "host_config", "pcie_degraded", "pcie_errors", "nic_thermal",
-                "nic_firmware")
 
 
 def _finding(fault: str, kind: str = "link", endpoints=SPINE_LINK, severity: str = "error") -> Finding:
@@ -36,12 +26,11 @@ def fabric():
     return fat_tree_2(leaves=2, spines=2, hosts_per_leaf=2)
 
 
-def test_every_fault_the_analysis_names_has_its_own_action_not_the_fallback():
-    fallback = DEFAULT_ACTIONS[-1]
+def test_every_registered_fault_has_its_own_action_not_the_fallback():
+    fallback = registry().fallback[-1]
     assert fallback.fault == "*" and not fallback.kinds
-    for fault in (*FAULT_PRIORITY, *OTHER_FAULTS):
-        rule = next(r for r in DEFAULT_ACTIONS if r.matches(_finding(fault, "nic", None), None))
-        assert rule is not fallback, fault
+    for fault in registry().rows:
+        assert action_for(_finding(fault, "nic", None)) != fallback.action, fault
 
 
 def test_a_bad_spine_cable_is_taken_out_of_service_by_the_network_a_host_cable_is_the_data_center(fabric):
@@ -68,23 +57,8 @@ def test_congestion_needs_a_config_check_not_a_part_and_a_dead_switch_needs_the_
 
 
 def test_every_default_action_says_who_and_how_soon_in_the_contracts_words():
-    for r in DEFAULT_ACTIONS:
+    for r in registry().action_rules():
         assert r.action.who in ACTION_WHO and r.action.urgency in ACTION_URGENCY and r.action.do
-
-
-@pytest.mark.parametrize(("text", "message"), [
-    ('[[action]]\nfault = "x"\ndo = "y"\nwho = "nobody"\nurgency = "now"\ncolour = "red"\n', "unknown key 'colour'"),
-    ('[[action]]\nfault = "x"\ndo = "y"\nwho = "the intern"\nurgency = "now"\n', "who 'the intern'"),
-    ('[[action]]\nfault = "x"\ndo = "y"\nwho = "network"\nurgency = "soon"\n', "urgency 'soon'"),
-    ('[[action]]\nfault = "x"\nwho = "network"\nurgency = "now"\n', "missing key 'do'"),
-    ('[[action]]\nfault = "x"\ndo = "y"\nwho = "network"\nurgency = "now"\nkind = ["cable"]\n', "unknown kind 'cable'"),
-    ('[[action]]\nfault = "x"\ndo = "y"\nwho = "network"\nurgency = "now"\nends = "both"\n', "ends 'both'"),
-    ('[[rule]]\n', "unknown key 'rule'"),
-])
-def test_an_invalid_action_file_names_the_file_the_rule_and_the_key(text, message):
-    with pytest.raises(ConfigError, match=message) as err:
-        actions_from_toml(text, "my.toml")
-    assert str(err.value).startswith("my.toml")
 
 
 def test_an_action_survives_the_json_round_trip_and_old_reports_without_one_still_load():
@@ -135,11 +109,8 @@ def test_a_switch_that_collapses_under_load_gets_its_own_action_not_the_generic_
 
 
 def test_every_rule_that_names_a_fault_and_a_kind_is_reachable_by_that_pair():
-    # A rule earlier in the file that matches the same (fault, kind) more loosely would shadow it.
-    from fabricdoc.analysis.actions import DEFAULT_ACTIONS, action_for
-    from fabricdoc.model.findings import Finding
-
-    for rule in DEFAULT_ACTIONS:
+    # A rule that matches the same (fault, kind) as specifically would shadow it.
+    for rule in registry().action_rules():
         if rule.fault == "*" or not rule.kinds or rule.ends or rule.severities:
             continue
         for kind in rule.kinds:

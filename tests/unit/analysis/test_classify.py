@@ -6,9 +6,8 @@ from __future__ import annotations
 import pytest
 
 from fabricdoc.analysis.blame import Blame
-from fabricdoc.analysis.classify import apply_classes, classes_from_toml, classify, severity_for
+from fabricdoc.analysis.classify import apply_classes, classify, severity_for
 from fabricdoc.analysis.localize import localize
-from fabricdoc.errors import ConfigError
 from fabricdoc.fabric.generators import fat_tree_2
 from fabricdoc.model.evidence import CandidatesEvidence, CounterEvidence, SlowPairsEvidence
 from fabricdoc.model.records import LinkKey, Observations, PairResult, PortRef
@@ -118,17 +117,6 @@ def test_class_rules_absorb_with_own_or_max_severity():
     assert apply_classes({"symbol_errors": W, "degraded_bandwidth": E}) == {"symbol_errors": E}
     assert apply_classes({"congestion": W, "down": E, "degraded_bandwidth": E}) == {
         "congestion": W, "down": E, "degraded_bandwidth": E}
-
-
-@pytest.mark.parametrize("text", [
-    "[[class]]\nfault = 1\nabsorbs = []\n",
-    "[[class]]\nfault = 'congestion'\nabsorbs = 'x'\n",
-    "[[class]]\nfault = 'congestion'\nabsorbs = []\nseverity = 'min'\n",
-    "[[rule]]\n",
-])
-def test_bad_class_rules_are_config_errors_naming_the_source(text):
-    with pytest.raises(ConfigError, match="classes.toml"):
-        classes_from_toml(text, "classes.toml")
 
 
 def test_low_confidence_is_at_most_a_warning():

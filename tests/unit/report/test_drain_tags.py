@@ -7,6 +7,7 @@ import json
 import pytest
 
 from fabricdoc.model.evidence import GpuEvidence
+from fabricdoc.model.faults import registry
 from fabricdoc.model.findings import Finding
 from fabricdoc.report.drain import finding_label, short_fault
 from fabricdoc.report.drain_policy import DrainPolicy
@@ -15,11 +16,7 @@ from fabricdoc.report.validation import validate_report
 from fabricdoc.scheduler.slurm import SINFO_REASON_WIDTH, fault_tag, plan_drain
 from tests.helpers.reports import make_report
 
-KNOWN = ["down", "dead", "flapping", "symbol_errors", "rcv_errors", "degraded_bandwidth", "width_degraded",
-         "speed_degraded", "congestion", "pause_storm", "hung", "data_corruption", "gpu_error",
-         "remapped_rows_failure", "remapped_rows_pending", "retired_pages_pending", "nccl_out_of_step",
-         "nccl_rank_lost", "nccl_error", "slow_unexplained", "not_discovered", "not_responding", "pcie_degraded",
-         "host_config", "load_collapse", "incast_collapse", "nic_firmware", "nic_thermal", "pcie_errors"]
+KNOWN = list(registry().rows)
 
 
 def gpu_fault(host: str, fault: str, severity: str = "error") -> Finding:
@@ -34,19 +31,18 @@ def test_every_fault_gets_its_own_short_name_within_the_reason_column():
     assert all(len(fault_tag(f, "3fa2c1")) <= SINFO_REASON_WIDTH for f in KNOWN + unknown)
 
 
-def test_remapped_rows_failure_and_pending_give_different_slurm_reasons():
-    rep = make_report(findings=[gpu_fault("node0001", "remapped_rows_failure"),
-                                gpu_fault("node0002", "remapped_rows_pending")])
+def test_two_faults_sharing_a_prefix_give_different_slurm_reasons():
+    rep = make_report(findings=[gpu_fault("node0001", "pcie_errors"), gpu_fault("node0002", "pcie_degraded")])
     actions, _ = plan_drain(rep)
     heads = {a.fabric_name: a.reason[:SINFO_REASON_WIDTH] for a in actions}
-    assert heads["node0001"].startswith("fd:remap_fail ") and heads["node0002"].startswith("fd:remap_pend ")
+    assert heads["node0001"].startswith("fd:pcie_err ") and heads["node0002"].startswith("fd:pcie_slow ")
     # with the tags cut off, the fault names still differ
     assert heads["node0001"].rsplit(" ", 1)[0] != heads["node0002"].rsplit(" ", 1)[0]
 
 
 def test_each_drain_entry_carries_the_tag_its_slurm_reason_leads_with():
     rep = make_report(bad_hosts=["node0001", "node0003"],
-                      findings=[gpu_fault("node0003", "remapped_rows_failure", "critical")])
+                      findings=[gpu_fault("node0003", "gpu_error", "critical")])
     actions, _ = plan_drain(rep)
     data = json.loads(rep.to_json())
     validate_report(data)
@@ -58,7 +54,7 @@ def test_each_drain_entry_carries_the_tag_its_slurm_reason_leads_with():
         assert entry["tags"] == [by_key[k].tag for k in entry["findings"]]
     worst = next(f for f in rep.findings if f.node_ids == ["node0003"] and f.kind == "gpu")
     assert by_node["node0003"]["tag"] == worst.tag == Report.from_dict(data).drain[1].tag
-    assert finding_label(worst) == f"remap_fail {worst.tag}"
+    assert finding_label(worst) == f"gpu_err {worst.tag}"
 
 
 def test_held_back_drains_keep_their_tags_and_the_schema_checks_them():
@@ -76,7 +72,7 @@ def test_held_back_drains_keep_their_tags_and_the_schema_checks_them():
 def test_the_text_summary_shows_each_drained_hosts_tag_as_the_slurm_reason_does():
     from fabricdoc.report.render import summary_text
 
-    rep = make_report(findings=[gpu_fault("node0001", "remapped_rows_failure")])
+    rep = make_report(findings=[gpu_fault("node0001", "gpu_error")])
     (entry,) = rep.drain
     (action,) = plan_drain(rep)[0]
     assert entry.tag and entry.tag in action.reason
