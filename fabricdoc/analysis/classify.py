@@ -145,10 +145,3 @@ def _congested_port(fabric: Fabric, key: LinkKey, evidence: list[Evidence]) -> P
     return chosen
 
 
-def severity_for(severity: Severity, confidence: float, floor: float) -> Severity:
-    """A finding below ``floor`` confidence is at most a warning: nothing acts on a guess."""
-    if confidence < floor and severity.rank > Severity.WARNING.rank:
-        return Severity.WARNING
-    return severity
-
-

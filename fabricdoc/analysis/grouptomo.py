@@ -21,13 +21,14 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 
 from fabricdoc.analysis.blame import Blame
+from fabricdoc.analysis.confidence import confidence, severity_for, slow_severity
 from fabricdoc.errors import TopologyError
 from fabricdoc.model.evidence import GroupLoadEvidence, GroupSample
 from fabricdoc.model.expectation import TestJudgement
 from fabricdoc.model.findings import Finding
 from fabricdoc.model.flows import maxmin
 from fabricdoc.model.groups import channel_load, group_flows, switch_load
-from fabricdoc.model.paths import Channel, directed, is_bidirectional
+from fabricdoc.model.paths import FINISHED, Channel, is_bidirectional, test_flows
 from fabricdoc.model.records import GroupResult, LinkKey, Observations
 from fabricdoc.model.severity import Severity
 from fabricdoc.model.topology import Fabric
@@ -35,7 +36,6 @@ from fabricdoc.model.topology import Fabric
 LOAD_FAULT = "load_collapse"  # fine at a lower load (a passing test crossed it), collapsed above
 INCAST_FAULT = "incast_collapse"  # only the direction into one port collapses: the other way carried as many
 SLOW_FAULT = "degraded_bandwidth"  # no passing test ever crossed it
-HARD_SLOW = 0.7  # a failing test at this share of what healthy ones reach, or less: an error
 MANY_ALIKE = 4  # this many parts equally likely: isolation did not narrow it down, nothing is named
 
 
@@ -88,12 +88,10 @@ def _saturated(fabric: Fabric, flows: list[list[Channel]]) -> frozenset[Channel]
 def _own_tests(fabric: Fabric, obs: Observations, judged: TestJudgement) -> list[tuple[_Test, int]]:
     out = []
     for i, p in enumerate(obs.pairs):
-        if p.status not in ("ok", "hung"):
+        if p.status not in FINISHED:
             continue
         try:
-            flows = [directed(fabric.path(p.src, p.dst), p.src)]
-            if is_bidirectional(p.test):
-                flows.append(directed(fabric.path(p.dst, p.src), p.dst))
+            flows = test_flows(fabric, p.src, p.dst, is_bidirectional(p.test))
         except TopologyError:
             continue
         load: Counter[Hashable] = Counter({("chan", c): n for c, n in channel_load(flows).items()})
@@ -154,11 +152,11 @@ def from_groups(fabric: Fabric, obs: Observations, judged: TestJudgement,
         # other direction is the same part).
         twins = sorted({_part(o): o for o, c in covers.items() if c == covers[e] and _part(o) != _part(e)}.values(),
                        key=str)
-        confidence = round(min(0.99, (1.0 / (1 + len(twins))) * (1 - 0.5 ** len(covers[e]))), 3)
+        sure = confidence(len(covers[e]), 1 + len(twins), digits=3)
         either_way = e[0] == "chan" and covers.get(("chan", (e[1][0], 1 - e[1][1]))) == covers[e]  # type: ignore[index]
         ev = _evidence(fabric, e, tests, covers[e], passing.get(e, 0), twins, either_way)
         rels = [tests[i].relative for i in covers[e] if tests[i].relative is not None]
-        severity = "error" if (min(rels) if rels else ev.worst_ratio) < HARD_SLOW else "warning"
+        severity = slow_severity(min(rels) if rels else ev.worst_ratio)
         if (len(own[e]) < 2 and not any(tests[i].group is not None and tests[i].group.status == "hung"
                                         for i in own[e])) or len(twins) + 1 >= MANY_ALIKE:
             # One failing test alone explains it (a transient slowdown is as likely as a part), or it is a
@@ -171,11 +169,10 @@ def from_groups(fabric: Fabric, obs: Observations, judged: TestJudgement,
             fault = INCAST_FAULT
         if e[0] == "chan":  # type: ignore[index]
             key = e[1][0]  # type: ignore[index]
-            blame[key].add(fault, severity, confidence, ev)
+            blame[key].add(fault, severity, sure, ev)
         else:
             sw = e[1]  # type: ignore[index]
-            sev = Severity(severity) if confidence >= 0.5 or severity == "info" else Severity.WARNING
-            switches.append(Finding("", "switch", fabric.label(sw), fault, sev, confidence, [ev],
+            switches.append(Finding("", "switch", fabric.label(sw), fault, severity_for(Severity(severity), sure), sure, [ev],
                                     None, [sw]))
     return switches
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from fabricdoc.analysis import direct, grouptomo, tomography
 from fabricdoc.analysis.blame import Blame
-from fabricdoc.analysis.classify import classify, severity_for
+from fabricdoc.analysis.classify import classify
+from fabricdoc.analysis.confidence import MIN_CONFIDENCE, severity_for
 from fabricdoc.analysis.consistency import paths_contradiction
 from fabricdoc.analysis.corruption import corruption_findings
 from fabricdoc.analysis.gpu import gpu_findings
@@ -51,7 +52,7 @@ class Options:
     slow_ratio: float | None = None
     suspect_fraction: float = 0.5  # more than this share of a link's tests must be slow
     switch_fraction: float = 0.5  # blame the switch when this share of its links is bad
-    min_confidence: float = 0.5  # below it a finding is at most a warning (never drains)
+    min_confidence: float = MIN_CONFIDENCE  # below it a finding is at most a warning (never drains)
     rules: tuple[Rule, ...] = DEFAULT_RULES
     history: tuple[Sample, ...] = ()  # earlier sweeps' test figures: what to expect where too few tests ran
 

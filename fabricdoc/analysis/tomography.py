@@ -23,6 +23,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from fabricdoc.analysis.blame import Blame
+from fabricdoc.analysis.confidence import confidence, slow_severity
 from fabricdoc.errors import TopologyError
 from fabricdoc.model.evidence import (
     CandidatesEvidence,
@@ -39,7 +40,6 @@ from fabricdoc.model.topology import Fabric
 HARD_FAULTS = frozenset({"down", "width_degraded", "speed_degraded", "not_responding", "not_discovered"})
 # Hard faults that leave a link up at a lower rate: they explain a slow test only as far as that rate does.
 SLOWING_FAULTS = frozenset({"width_degraded", "speed_degraded"})
-HARD_SLOW = 0.7  # tests through a cable at this share of what healthy tests reach, or less: an error
 
 
 def _contention(
@@ -245,7 +245,7 @@ def _confidence(tests: int, together: float | None, twins: int, hung: bool) -> f
     (0.47, 0.97, 0.49)
     """
     distance = 1.0 if hung or together is None else 1.0 - math.exp(-((together / NAMED_Z) ** 2))
-    return round(min(0.99, (1.0 / twins) * (1 - 0.5 ** tests) * distance), 2)
+    return confidence(tests, twins, distance)
 
 
 def combined_z(zs: list[float]) -> float | None:
@@ -293,7 +293,7 @@ def _blame_slow(fabric: Fabric, key: LinkKey, suspects: dict[LinkKey, set[int]],
     if not named:
         severity = "info"  # a suspect to re-test, not a named fault
     else:
-        severity = "error" if (hung or (median_rel is not None and median_rel < HARD_SLOW)) else "warning"
+        severity = "error" if hung else slow_severity(median_rel)
     fault = "hung" if hung == len(covers) else "degraded_bandwidth"
     efficiency = _efficiency(judged, covers)
     slow_pairs = tuple(_sample(fabric, pairs[i], judged.pairs[i].relative) for i in sorted(covers)[:20])

@@ -70,12 +70,18 @@ def finished_crossed(fabric: Fabric, pairs: Iterable[PairResult]) -> set[LinkKey
     return crossed
 
 
+def test_flows(fabric: Fabric, src: PortRef, dst: PortRef, bidirectional: bool = False) -> list[list[Channel]]:
+    """The flows of a pair test, each as the directed channels it crosses: ``src`` to ``dst``, and back
+    when ``bidirectional`` (TopologyError when the fabric has no route)."""
+    flows = [directed(fabric.path(src, dst), src)]
+    if bidirectional:
+        flows.append(directed(fabric.path(dst, src), dst))
+    return flows
+
+
 def test_channels(fabric: Fabric, src: PortRef, dst: PortRef, bidirectional: bool = False) -> list[Channel]:
     """The channels a test occupies; two tests in a planned round must not share one."""
-    out = directed(fabric.path(src, dst), src)
-    if bidirectional:
-        out += directed(fabric.path(dst, src), dst)
-    return out
+    return [c for flow in test_flows(fabric, src, dst, bidirectional) for c in flow]
 
 
 def expected_gbps(fabric: Fabric, src: PortRef, dst: PortRef, bidirectional: bool = False) -> float | None:

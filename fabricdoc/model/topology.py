@@ -20,6 +20,8 @@ from fabricdoc.errors import TopologyError
 from fabricdoc.model.memory import gc_paused
 from fabricdoc.model.records import Link, LinkKey, Node, PortRef
 
+MAX_CLIMB = 16  # up hops a route takes at most before it gives up (a loop in a miscabled fabric)
+
 
 @dataclass
 class Fabric:
@@ -457,7 +459,7 @@ class _UpDown:
         hops = [first[0]]
         here = first[1].node
         divisor = 1
-        for _ in range(16):
+        for _ in range(MAX_CLIMB):
             if dst_leaf in self.below[here]:
                 break
             ups = self._ups_toward(here, dst_leaf)

@@ -30,13 +30,12 @@ import numpy as np
 
 from fabricdoc.model.graph_arrays import find_sorted, hop_distances, offsets, spans
 from fabricdoc.model.records import LinkKey, PortRef
-from fabricdoc.model.topology import Fabric
+from fabricdoc.model.topology import MAX_CLIMB, Fabric
 
 ROUTED = 0
 NO_CABLE = 1  # the source or destination port has no live cable: Fabric.path raises TopologyError
 ASK = 2  # anything else this does not route: ask Fabric.path, which routes it or raises
 
-_MAX_UP = 16  # the climb bound of Fabric.path
 _MAX_DOWN = 64  # a descent longer than this is a loop: asked of Fabric.path
 
 
@@ -256,7 +255,7 @@ class UpDownArrays:
 
         descending = np.zeros(flows.size, dtype=bool)
         climbing = np.ones(flows.size, dtype=bool)
-        for _ in range(_MAX_UP):  # Fabric.path climbs at most this often, then gives up
+        for _ in range(MAX_CLIMB):  # as Fabric.path: it climbs at most this often, then gives up
             arrived = climbing & self._bit(self.below, here, lf)
             descending |= arrived
             climbing &= ~arrived

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from fabricdoc.analysis.blame import Blame
-from fabricdoc.analysis.classify import apply_classes, classify, severity_for
+from fabricdoc.analysis.classify import apply_classes, classify
+from fabricdoc.analysis.confidence import severity_for
 from fabricdoc.analysis.localize import localize
 from fabricdoc.fabric.generators import fat_tree_2
 from fabricdoc.model.evidence import CandidatesEvidence, CounterEvidence, SlowPairsEvidence
