@@ -36,6 +36,9 @@ from fabricdoc.probes.ib.ibroute import parse_routes
 from fabricdoc.probes.ib.ibtracert import parse_ibtracert
 from fabricdoc.probes.ib.perfquery import parse_perfquery
 from fabricdoc.probes.kubectl import parse_kubectl_nodes
+from fabricdoc.probes.nccl.debug import parse_nccl_debug
+from fabricdoc.probes.nccl.inspector import parse_inspector
+from fabricdoc.probes.nccl.ras import parse_ncclras
 from fabricdoc.probes.slurm import parse_sinfo_reasons
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -43,9 +46,6 @@ from hypothesis import strategies as st
 from fabricdoc.errors import FabricdocError
 from fabricdoc.model.inputs import decode
 from fabricdoc.report.validation import validate_report
-from fabricdoc.sources.nccl_debug import parse_nccl_debug
-from fabricdoc.sources.nccl_inspector import parse_inspector
-from fabricdoc.sources.nccl_ras import parse_ncclras
 from fabricdoc.sources.records import records_from_json
 from tests.helpers.paths import DATA
 

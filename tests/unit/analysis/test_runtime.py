@@ -7,6 +7,7 @@ import random
 from pathlib import Path
 
 import pytest
+from fabricdoc.probes.nccl.debug import parse_nccl_debug
 
 from fabricdoc.analysis.localize import localize
 from fabricdoc.analysis.runtime import observations_from_nccl_debug
@@ -19,7 +20,7 @@ from fabricdoc.report.drain import drain_list
 from fabricdoc.report.validation import validate_report
 from fabricdoc.sources.fabrics import load_fabric
 from fabricdoc.sources.infiniband import apply_routes_file, read_ibnetdiscover_file
-from fabricdoc.sources.nccl_debug import parse_nccl_debug, read_nccl_debug
+from fabricdoc.sources.nccl_debug import read_nccl_debug
 from fabricdoc.sources.sim.nccl_job import simulate_job
 
 DATA = Path(__file__).parents[2] / "data" / "nccl-debug"

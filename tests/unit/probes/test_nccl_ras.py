@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from fabricdoc.probes.nccl.ras import parse_ncclras
 
 from fabricdoc.errors import ParseError
-from fabricdoc.sources.nccl_ras import parse_ncclras, read_ncclras
+from fabricdoc.sources.nccl_ras import read_ncclras
 from tests.helpers.paths import DATA
 
 RAS = DATA / "nccl-ras"
