@@ -50,7 +50,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from itertools import chain
-from typing import Any, Literal, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -58,21 +58,19 @@ from fabricdoc.errors import FabricdocError, TopologyError
 from fabricdoc.fabric.identity import host_name, host_rails
 from fabricdoc.impact.collectives import dtree_parents, job_ring, ring_edges
 from fabricdoc.impact.effects import link_effects, restated
+from fabricdoc.impact.flow_routes import FlowRoutes
 from fabricdoc.impact.reroute import ENGINES, engine_of, link_names, rerouted, resolve_link
 from fabricdoc.model.findings import Finding
 from fabricdoc.model.memory import gc_paused
-from fabricdoc.model.paths import directed
 from fabricdoc.model.records import LinkKey, PortRef
 from fabricdoc.model.topology import Fabric
-from fabricdoc.model.updown_arrays import NO_CABLE, ROUTED, Cabling, UpDownArrays
+from fabricdoc.model.updown_arrays import Cabling, UpDownArrays
 
-Algorithm = Literal["ring", "tree"]
-State = Literal["nominal", "now"]
 ALGORITHMS: tuple[str, ...] = ("ring", "tree")
 _MAX_ISOLATION_STATES = 64
 
 
-class ImpactModel:
+class ImpactModel(FlowRoutes):
     """AllReduce busbw of a job over ``fabric``, nominal and with ``findings`` applied.
 
     Setup indexes the links, applies the findings and routes the job's ring
@@ -129,7 +127,6 @@ class ImpactModel:
         # (host_rails leaves out HCAs no description names: they cannot be a job's host.)
         self.host_ports: dict[str, list[PortRef]] = host_rails(fabric)
         self.ports: list[PortRef] = [p for ports in self.host_ports.values() for p in ports]
-        self.port_id = {p: i for i, p in enumerate(self.ports)}
         # Port ids by host: row ``_host_row[h]`` of ``_port_table``, rail by rail (-1 past a host's last rail).
         self._host_row = {h: i for i, h in enumerate(self.host_ports)}
         rails = np.fromiter(map(len, self.host_ports.values()), dtype=np.int64, count=len(self.host_ports))
@@ -184,94 +181,7 @@ class ImpactModel:
                 return self.resolve_hosts(ranks)
         return ranks
 
-    # -- routes ----------------------------------------------------------
-    def _flow_ids(self, state: str, src: np.ndarray, dst: np.ndarray) -> list[tuple[int, ...]]:
-        """Directed link ids of each (src port id, dst port id) flow, from the route cache."""
-        cache = self._flows[state]
-        keys = (src.astype(np.int64) * len(self.ports) + dst).tolist()
-        out = list(map(cache.get, keys))  # tuples: ``None in out`` never compares arrays
-        if None in out:
-            missing = list(dict.fromkeys(keys[i] for i, got in enumerate(out) if got is None))
-            self._route_many(state, missing)
-            out = list(map(cache.__getitem__, keys))
-        return out  # type: ignore[return-value]
-
-    def _route_many(self, state: str, flow_keys: list[int]) -> None:
-        """Route the flows ``src port id * len(ports) + dst port id`` into the state's cache: all at
-        once on the fabric's up/down rule (:mod:`fabricdoc.model.updown_arrays`), one by one where
-        the state routes by forwarding tables or that rule leaves a pair to ``Fabric.path``."""
-        cache = self._flows[state]
-        ports = self.ports
-        n = len(ports)
-        arrays = self._arrays_of(state)
-        if arrays is None:
-            for key in flow_keys:
-                cache[key] = self._route(state, ports[key // n], ports[key % n])
-            return
-        if self._port_arrays is None:
-            assert self._cabling is not None  # built with the arrays
-            self._port_arrays = self._cabling.port_arrays(ports)
-        nodes, nums = self._port_arrays
-        keys = np.asarray(flow_keys, dtype=np.int64)
-        src, dst = keys // n, keys % n
-        routes, status = arrays.routes_of(nodes[src], nums[src], nodes[dst], nums[dst])
-        if (status == ROUTED).all():
-            cache.update(zip(flow_keys, routes, strict=True))  # type: ignore[arg-type]
-            return
-        for key, got, st in zip(flow_keys, routes, status.tolist(), strict=True):
-            if st == ROUTED:
-                cache[key] = got  # type: ignore[assignment]
-            elif st == NO_CABLE:  # Fabric.path and its ECMP stand-in both refuse such a pair
-                cache[key] = (self.unroutable,)
-            else:
-                cache[key] = self._route(state, ports[key // n], ports[key % n])
-
-    def fabric_path(self, src: PortRef, dst: PortRef) -> tuple[LinkKey, ...]:
-        """``fabric.path(src, dst)`` (the fabric's own routes, not a state's), from routing arrays where
-        the fabric routes up/down: the per-switch tables ``Fabric.path`` builds cost seconds on a large fabric."""
-        if not self.fabric.lfts:
-            same = [s for s, routes in self.routes.items() if routes is self.fabric]
-            if same:
-                arrays = self._arrays_of(same[0])
-            else:
-                if self._fabric_routing is None:
-                    self._fabric_routing = self._routing_arrays(self.fabric)
-                arrays = self._fabric_routing
-            got, status = arrays.routes([src], [dst])  # type: ignore[union-attr]
-            if status[0] == ROUTED:
-                return tuple(self.keys[c // 2] for c in got[0])  # type: ignore[union-attr]
-        return self.fabric.path(src, dst)  # raises, or routes what the arrays leave to it
-
-    def _arrays_of(self, state: str) -> UpDownArrays | None:
-        """The state's up/down routing as arrays (built once per state); None where it routes by LFTs."""
-        if state not in self._arrays:
-            routes = self.routes[state]
-            self._arrays[state] = None if routes.lfts else self._routing_arrays(routes)
-        return self._arrays[state]
-
-    def _routing_arrays(self, routes: Fabric) -> UpDownArrays:
-        """Up/down routing arrays of ``routes`` (this fabric's cabling with its own links down)."""
-        if self._cabling is None:
-            self._cabling = Cabling(self.fabric, self.index)
-        return UpDownArrays(self._cabling, [k for k, lk in routes.links.items() if lk.state == "down"])
-
-    def _route(self, state: str, src: PortRef, dst: PortRef) -> tuple[int, ...]:
-        routes = self.routes[state]
-        try:
-            path = routes.path(src, dst)
-        except TopologyError:
-            # The up/down routing may pick an up port with no way down to the destination
-            # once a link is gone; any valid shortest path stands in for the rerouted one.
-            try:
-                alternatives = routes.ecmp_paths(src, dst, limit=1)
-            except TopologyError:
-                alternatives = []
-            if not alternatives:
-                return (self.unroutable,)
-            path = alternatives[0]
-        index = self.index
-        return tuple([2 * index[key] + d for key, d in directed(path, src)])
-
+    # -- flows -----------------------------------------------------------
     def _rails(self, ranks: Sequence[str]) -> int:
         if ranks and self._uniform_rails is not None:
             return self._uniform_rails
