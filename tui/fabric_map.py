@@ -228,10 +228,6 @@ def window(rows: range, cols: range, max_rows: int, max_cols: int) -> Window:
     return Window(blocks(rows, max_rows), blocks(cols, max_cols))
 
 
-def _rank_of(health: Severity | None) -> int:
-    return -1 if health is None else health.rank
-
-
 _BY_RANK = {s.rank: s for s in Severity}
 
 

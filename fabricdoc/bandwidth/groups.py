@@ -215,17 +215,3 @@ def expected_round(fabric: Fabric, tests: Sequence[GroupTest]) -> list[float | N
     rates = maxmin(flows, lambda k: fabric.links[k].capacity_gbps)
     return [None if s is None else busbw_from_rates(t.test, len(t.members), rates[s[0]:s[1]])
             for t, s in zip(tests, spans, strict=True)]
-
-
-def pack(tests: Iterable[GroupTest]) -> list[list[GroupTest]]:
-    """Tests into rounds where no host is in two tests (first fit, order kept)."""
-    rounds: list[tuple[set[str], list[GroupTest]]] = []
-    for t in tests:
-        for used, members in rounds:
-            if not used & t.nodes:
-                used |= t.nodes
-                members.append(t)
-                break
-        else:
-            rounds.append((set(t.nodes), [t]))
-    return [members for _, members in rounds]

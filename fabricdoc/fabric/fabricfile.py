@@ -140,12 +140,6 @@ def read_fabric_file(path: str | Path) -> FabricFile:
     return FabricFile(fabric, faults, realism)
 
 
-def fabric_from_yaml(path: str | Path) -> tuple[Fabric, list[Fault]]:
-    """Load a fabric file and the faults it carries (empty when none)."""
-    loaded = read_fabric_file(path)
-    return loaded.fabric, loaded.faults
-
-
 def _generate(path: Path, data: dict, name: str) -> Fabric:
     gen = data["generator"]
     if not isinstance(gen, str) or gen not in GENERATORS:

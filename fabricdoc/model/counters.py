@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
 
-from fabricdoc.errors import ParseError
 from fabricdoc.model.memory import gc_paused
 from fabricdoc.model.records import PortCounters, PortRef
 
@@ -490,12 +489,3 @@ def register_problem(name: str, value: object, width_bits: int | None = None) ->
     if value < 0 or value > (1 << bits) - 1:
         return f"counter outside its {bits}-bit register (0..{(1 << bits) - 1})"
     return None
-
-
-def check_values(sample: PortCounters, source: str, line_no: int = 0) -> PortCounters:
-    """Refuse (ParseError) a sample whose counters cannot be register values; unknown stays None."""
-    for name, value in sample.values.items():
-        why = register_problem(name, value, sample.width_bits.get(name))
-        if why:
-            raise ParseError(source, line_no, f"{name}={value!r}"[:120], why)
-    return sample

@@ -193,10 +193,6 @@ def json_values(text: str, source: str, invalid: str = "invalid JSON") -> Iterat
         yield no, start, check_depth(value, source)
 
 
-def read_json(path: str | os.PathLike[str], what: str = "JSON file") -> Any:
-    return loads_json(read_text(path, what), str(path))
-
-
 def yaml_loader() -> Any:
     """A SafeLoader class that refuses aliases and deep nesting (a YAML bomb is a ConfigError)."""
     import yaml

@@ -55,11 +55,6 @@ def _speed(text: str | None) -> float | None:
     return float(m.group(1)) if m else None
 
 
-def _pci_path(root: Path, bdf: str) -> Path | None:
-    link = root / "sys/bus/pci/devices" / bdf
-    return Path(os.path.realpath(link)) if link.exists() else None
-
-
 def pci_devices(root: Path) -> dict[str, dict[str, Any]]:
     """Every PCI function under ``root``: class, vendor, numa node and its bridges (nearest first)."""
     out: dict[str, dict[str, Any]] = {}

@@ -1,6 +1,6 @@
 """Interface stats, operstate and carrier flaps from rtnetlink (pyroute2), in any network namespace.
 
-``collect_links`` and ``watch_links`` talk to the kernel and return plain dicts
+``collect_links`` and ``LinkWatcher`` talk to the kernel and return plain dicts
 ("facts"); ``parse_links`` and ``parse_link_events`` turn facts into
 PortCounters, PortState and LinkEvent records. pyroute2 messages never leave
 this module. The kernel's linkwatch coalesces fast carrier changes, so a watcher
@@ -203,11 +203,6 @@ def _as_probe_error(exc: BaseException, netns: str | None) -> ProbeError:
     if isinstance(exc, FileNotFoundError):
         return ProbeError("netlink", f"network namespace {netns!r} does not exist")
     return ProbeError("netlink", f"link watcher failed: {type(exc).__name__}: {exc}")
-
-
-def watch_links(netns: str | None, duration_s: float) -> list[dict[str, Any]]:
-    """Watch link events in ``netns`` for ``duration_s`` seconds; return the facts."""
-    return LinkWatcher(netns, duration_s).start().wait()
 
 
 def parse_link_events(
