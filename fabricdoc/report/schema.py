@@ -6,6 +6,7 @@ from typing import Any
 
 from fabricdoc.model.severity import SEVERITIES
 from fabricdoc.model.verdict import Verdict, verdict_lines
+from fabricdoc.report.evidence_schema import evidence_schemas
 
 _PORT = {"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer"}], "minItems": 2, "maxItems": 2}
 _NUM = {"type": ["number", "null"]}
@@ -14,78 +15,10 @@ _STR_OR_NULL = {"type": ["string", "null"]}
 _TAG = {"type": "string", "pattern": "^([0-9a-f]{6,64})?$"}
 
 
-def _kind(kind: str, description: str, required: list[str], props: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "object", "description": description, "required": ["type", *required], "additionalProperties": False,
-        "properties": {"type": {"const": kind}, **props},
-    }  # fmt: skip
+# One shape per evidence kind, generated from its declaration (fabricdoc.model.evidence); a report with any
+# other shape is refused.
+EVIDENCE_SCHEMAS: list[dict[str, Any]] = evidence_schemas()
 
-
-# One shape per evidence kind (fabricdoc.model.evidence); a report with any other shape is refused.
-EVIDENCE_SCHEMAS: list[dict[str, Any]] = [
-    _kind("counter", "a canonical counter moved on one port (delta in canonical units)",
-          ["node", "port", "counter", "delta"],
-          {"node": {"type": "string"}, "port": {"type": "integer"}, "counter": {"type": "string"},
-           "delta": {"type": "number"}, "per_second": _NUM, "interval_s": _NUM,
-           "raw": {"type": "array", "items": {"type": "string"}}, "at_least": {"type": "boolean"},
-           "reset": {"type": "boolean"}}),
-    _kind("state", "a port state as a tool reported it, with trained and supported width/speed", [],
-          {"node": _STR_OR_NULL, "port": {"type": ["integer", "null"]}, "state": _STR_OR_NULL,
-           "phys_state": _STR_OR_NULL, "lanes": {"type": ["integer", "null"]},
-           "supported_lanes": {"type": ["integer", "null"]}, "lane_gbps": _NUM, "supported_lane_gbps": _NUM,
-           "source": _STR_OR_NULL,
-           "expected_from": {"enum": ["topology", "enabled", "supported", "could_be", "majority", None],
-                             "description": "what set the supported width/speed the port is judged against"}}),
-    _kind("not_responding", "a CA missing from a live discovery while the switch port facing it is up",
-          ["node", "port", "switch", "switch_port", "switch_state"],
-          {"node": {"type": "string"}, "port": _INT, "switch": {"type": "string"}, "switch_port": _INT,
-           "switch_state": {"type": "string"}, "switch_phys_state": _STR_OR_NULL,
-           "far_answered": {"type": ["boolean", "null"]}, "source": _STR_OR_NULL}),
-    _kind("not_discovered", "an expected port no tool read: missing from discovery, no state known",
-          ["node", "port"], {"node": {"type": "string"}, "port": _INT, "source": _STR_OR_NULL}),
-    _kind("event", "link-down events on a cable (epoch seconds)", ["flaps", "first", "last"],
-          {"flaps": _INT, "first": {"type": "number"}, "last": {"type": "number"}, "per_minute": _NUM}),
-    _kind("pairs", "bandwidth tomography: slow tests through this cable", ["tests", "slow", "worst_ratio", "median_ratio"],
-          {"tests": _INT, "slow": _INT, "worst_ratio": {"type": "number"}, "median_ratio": {"type": "number"},
-           "equivalent_suspects": {"type": "integer", "minimum": 1},
-           "alternatives": {"type": "array", "items": {"type": "array", "items": _PORT, "minItems": 2, "maxItems": 2}},
-           "slow_pairs": {"type": "array", "items": {
-               "type": "object", "required": ["src", "dst", "status"],
-               "properties": {"src": _PORT, "dst": _PORT, "status": {"type": "string"}, "busbw_gbps": _NUM,
-                              "expected_gbps": _NUM, "ratio": _NUM, "relative": _NUM}}},
-           "median_relative": _NUM, "healthy_efficiency": _NUM, "suspect_only": {"type": "boolean"}}),
-    _kind("groups", "group tomography: group tests that loaded this part past what passed all failed",
-          ["tests", "failing", "failing_flows", "passing_flows", "worst_ratio"],
-          {"tests": _INT, "failing": _INT, "failing_flows": _INT, "passing_flows": _INT,
-           "worst_ratio": {"type": "number"}, "pair_tests": _INT, "pair_slow": _INT,
-           "toward": {"oneOf": [{"type": "null"}, _PORT]},
-           "equivalent_suspects": {"type": "integer", "minimum": 1},
-           "alternatives": {"type": "array", "items": {"type": "string"}},
-           "failing_groups": {"type": "array", "items": {
-               "type": "object", "required": ["label", "test", "members", "status", "flows"],
-               "properties": {"label": {"type": "string"}, "test": {"type": "string"}, "members": _INT,
-                              "status": {"type": "string"}, "ratio": _NUM, "flows": _INT}}}}),
-    _kind("corruption", "tests whose data check failed", ["wrong_pairs"],
-          {"wrong_pairs": _INT, "pairs": {"type": "array", "items": {
-              "type": "array", "prefixItems": [{"type": "string"}, {"type": "string"}, {"type": "integer"}]}}}),
-    _kind("switch_links", "inference over a switch's cables", ["links_bad", "links_total", "links_down"],
-          {"links_bad": _INT, "links_total": _INT, "links_down": _INT}),
-    _kind("candidates", "parts the evidence cannot tell apart, what would, and re-tests that would",
-          ["candidates", "tell_apart"],
-          {"candidates": {"type": "array", "items": {"type": "string"}, "minItems": 2},
-           "tell_apart": {"type": "string"},
-           "tests": {"type": "array", "items": {"type": "array", "items": _PORT, "minItems": 2, "maxItems": 2}}}),
-    _kind("gpu", "NVML facts a GPU rule judged a fault", ["problems"],
-          {"uuid": _STR_OR_NULL, "problems": {"type": "array", "items": {"type": "string"}}}),
-    _kind("host", "a host-side fact: a failed host configuration check (sysfs) or kernel messages about a NIC",
-          ["check", "subject", "reason"],
-          {"check": {"type": "string"}, "subject": {"type": "string"}, "reason": {"type": "string"},
-           "source": {"type": "string"}, "count": _INT, "first": _NUM, "last": _NUM}),
-    _kind("nccl_log", "a line of a job's NCCL_DEBUG output: a failed connection, or the transport a host used",
-          ["source", "line_no", "line", "host", "reason"],
-          {"source": {"type": "string"}, "line_no": _INT, "line": {"type": "string"}, "host": {"type": "string"},
-           "reason": {"type": "string"}}),
-]
 
 def _columns(description: str, cols: dict[str, Any], required: list[str]) -> dict[str, Any]:
     return {"type": "object", "description": description, "required": required,
@@ -243,7 +176,7 @@ REPORT_SCHEMA: dict[str, Any] = {
                     "evidence": {"type": "array", "items": {"oneOf": EVIDENCE_SCHEMAS}},
                     "action": {
                         "type": ["object", "null"],
-                        "description": "what to do about it (rules in fabricdoc/analysis/actions.toml); "
+                        "description": "what to do about it (rules in fabricdoc/model/faults.toml); "
                         "null in reports written before actions existed",
                         "required": ["do", "who", "urgency"],
                         "additionalProperties": False,

@@ -1,5 +1,6 @@
-"""Each evidence kind reads from one declaration: the JSON Schema accepts it, the text report and the TUI
-say the same words, and hostile strings are escaped in both."""
+"""Each evidence kind reads from one declaration: its JSON Schema is generated from the dataclass and accepts
+it, every field is described, the text report and the TUI say the same words, and hostile strings are escaped
+in both."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from fabricdoc.model.evidence import (
     SwitchLinksEvidence,
     evidence_from_dict,
 )
+from fabricdoc.report.evidence_schema import undescribed
 from fabricdoc.report.evidence_text import WRITERS, evidence_details, evidence_line
 from fabricdoc.report.schema import EVIDENCE_SCHEMAS
 
@@ -52,7 +54,23 @@ ONE_OF_EACH = [
 def test_every_evidence_kind_is_declared_once_and_sampled_here():
     assert set(WRITERS) == set(EVIDENCE_KINDS.values())
     assert {type(ev) for ev in ONE_OF_EACH} == set(EVIDENCE_KINDS.values())
-    assert {s["properties"]["type"]["const"] for s in EVIDENCE_SCHEMAS} == set(EVIDENCE_KINDS)
+    assert [s["properties"]["type"]["const"] for s in EVIDENCE_SCHEMAS] == list(EVIDENCE_KINDS)
+
+
+@pytest.mark.parametrize("cls", EVIDENCE_KINDS.values(), ids=lambda cls: cls.kind)
+def test_every_kind_and_every_field_says_what_it_is(cls):
+    assert undescribed(cls) == []
+    (schema,) = [s for s in EVIDENCE_SCHEMAS if s["properties"]["type"]["const"] == cls.kind]
+
+    def props(shape):
+        for name, prop in shape.get("properties", {}).items():
+            yield name, prop
+            for inner in (prop.get("items"), *prop.get("oneOf", ())):
+                if isinstance(inner, dict):
+                    yield from props(inner)
+
+    assert schema["description"]
+    assert [name for name, prop in props(schema) if name != "type" and not prop.get("description")] == []
 
 
 @pytest.mark.parametrize("ev", ONE_OF_EACH, ids=lambda ev: ev.kind)
