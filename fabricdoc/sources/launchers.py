@@ -12,7 +12,7 @@ from fabricdoc.fabric.identity import host_name
 from fabricdoc.model.records import PairResult, PortRef
 from fabricdoc.model.topology import Fabric
 from fabricdoc.probes.bandwidth import launch
-from fabricdoc.probes.bandwidth.nccl_tests import binary_for
+from fabricdoc.probes.bandwidth.nccl_tests_binaries import binary_for
 
 LAUNCHERS = ("local", "netns", "srun", "mpirun")
 

@@ -77,7 +77,8 @@ from fabricdoc.model.inputs import read_text
 from fabricdoc.model.paths import expected_gbps
 from fabricdoc.model.records import Observations, PairResult, PortRef, ProbeRun
 from fabricdoc.model.topology import Fabric
-from fabricdoc.probes.bandwidth.nccl_tests import NcclRank, NcclRun, parse_nccl_tests_log
+from fabricdoc.probes.bandwidth.nccl_tests import parse_nccl_tests_log
+from fabricdoc.probes.bandwidth.nccl_tests_records import NcclRank, NcclRun
 
 LOG_NAME = re.compile(r"\.(?:log|txt|out|dat|json)(?:\.\d+)?$")
 RING_TESTS = frozenset({"all_reduce", "all_gather", "reduce_scatter"})

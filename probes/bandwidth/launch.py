@@ -40,7 +40,8 @@ from typing import Any
 
 from fabricdoc.probes import exec as px
 from fabricdoc.probes.bandwidth.bwtest import MARKER
-from fabricdoc.probes.bandwidth.nccl_tests import binary_for, nccl_tests_argv, parse_nccl_tests
+from fabricdoc.probes.bandwidth.nccl_tests import parse_nccl_tests
+from fabricdoc.probes.bandwidth.nccl_tests_binaries import binary_for, nccl_tests_argv
 
 from fabricdoc.errors import ParseError, ProbeError
 from fabricdoc.model.records import GroupResult, PairResult, PortRef

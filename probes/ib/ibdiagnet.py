@@ -4,7 +4,9 @@
   blocks; :func:`parse_db_csv` reads every section strictly (a row whose field
   count differs from its header is an error) and :func:`db_nodes`,
   :func:`db_ports`, :func:`db_links`, :func:`db_pm` and :func:`db_run` read the
-  sections fabricdoc uses (NODES, PORTS, LINKS, PM_INFO, PM_DELTA, RUN_INFO).
+  sections fabricdoc uses (NODES, PORTS, LINKS, PM_INFO, PM_DELTA, RUN_INFO);
+  they live in :mod:`.ibdiagnet_db` and :mod:`.ibdiagnet_sections`, the value and
+  code conventions in :mod:`.ibdiagnet_codes`, and are importable from here.
 - ``ibdiagnet2.lst``: one line per link, both ends in braces.
 - ``ibdiagnet2.net_dump``: per switch, one row per port with its state, width and speed.
 - ``ibdiagnet2.pm``: one counter block per port (the same sample as PM_INFO).
@@ -18,304 +20,46 @@ decides what they mean together. Values the device does not give (``N/A``,
 
 from __future__ import annotations
 
-import csv
 import math
 import re
 from dataclasses import dataclass, field
 
 from fabricdoc.probes.ib import check_port, check_port_count
 from fabricdoc.probes.ib.common import tool_warning, whole_lines
+from fabricdoc.probes.ib.ibdiagnet_codes import (
+    _LANE_RATE_NAMES,
+    _NA,
+    NODE_TYPES,
+    PHYS_STATES,
+    PORT_STATES,
+    WIDTH_LANES,
+    _int,
+    active_speed,
+    max_speed,
+    max_width,
+)
+from fabricdoc.probes.ib.ibdiagnet_db import DbSection, IbdiagDb, parse_db_csv
+from fabricdoc.probes.ib.ibdiagnet_sections import (
+    IbdiagNode,
+    IbdiagPort,
+    IbdiagRun,
+    db_links,
+    db_nodes,
+    db_pm,
+    db_ports,
+    db_run,
+    db_warnings,
+)
 
 from fabricdoc.errors import ParseError
 from fabricdoc.model.ib import IbCable, IbRoute, IbRoutes, ToolWarning, guid_id
 
-# PortInfo codes as ibdiagnet prints them in PORTS (IBTA 14.2.5.6).
-PORT_STATES = {1: "Down", 2: "Init", 3: "Armed", 4: "Active"}
-PHYS_STATES = {1: "Sleep", 2: "Polling", 3: "Disabled", 4: "PortConfigurationTraining", 5: "LinkUp",
-               6: "LinkErrorRecovery", 7: "PhyTest"}
-WIDTH_LANES = {1: 1, 2: 4, 4: 8, 8: 12, 16: 2}
-NODE_TYPES = {1: "Ca", 2: "Switch", 3: "Rt"}
-# ibdiagnet's LinkSpeed* fields are 32 bits: byte 1 the IBTA speeds, byte 2 the extended
-# speeds, byte 3 Mellanox's (FDR10) -- the comment above START_PORTS in the file says so.
-_REGULAR = {1: "SDR", 2: "DDR", 4: "QDR"}
-_EXTENDED = {1: "FDR", 2: "EDR", 4: "HDR", 8: "NDR", 16: "XDR"}
-_MLNX = {1: "FDR10"}
-# .lst / .net_dump print the data rate per lane in Gb/s.
-_LANE_RATE_NAMES = {"2.5": "SDR", "5": "DDR", "10": "QDR", "14": "FDR", "25": "EDR", "50": "HDR",
-                    "100": "NDR", "200": "XDR", "FDR10": "FDR10"}
-_NA = {"N/A", "NA", ""}
-
-
-def _int(text: str) -> int | None:
-    """A number as ibdiagnet prints it (decimal or 0x-hex); its "not available" forms are None."""
-    t = text.strip()
-    if t in _NA or t == "-1" or t.lower() == "0xfffffffffffffffe":
-        return None
-    return int(t, 0)
-
-
-# -- db_csv ----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class DbSection:
-    """One ``START_X`` .. ``END_X`` block: its header and rows, each row with its line number."""
-
-    name: str
-    header: tuple[str, ...]
-    rows: tuple[tuple[int, tuple[str, ...]], ...]
-    line_no: int
-
-    def records(self) -> list[tuple[int, dict[str, str]]]:
-        return [(no, dict(zip(self.header, row, strict=True))) for no, row in self.rows]
-
-
-@dataclass(frozen=True)
-class IbdiagDb:
-    """Every section of one ``ibdiagnet2.db_csv``, by name."""
-
-    source: str
-    sections: dict[str, DbSection]
-
-    def get(self, name: str) -> DbSection | None:
-        return self.sections.get(name)
-
-
-def parse_db_csv(text: str, source: str = "ibdiagnet2.db_csv") -> IbdiagDb:
-    """Every section of ``ibdiagnet2.db_csv``; a section without its END, or a row with
-    more or fewer fields than its header, is a ParseError naming the line."""
-    lines = whole_lines(text, source)
-    sections: dict[str, DbSection] = {}
-    name: str | None = None
-    start = 0
-    header: tuple[str, ...] | None = None
-    rows: list[tuple[int, tuple[str, ...]]] = []
-    for no, raw in enumerate(lines, 1):
-        if name is None:
-            if not raw.strip() or raw.startswith("#"):
-                continue
-            if not raw.startswith("START_"):
-                raise ParseError(source, no, raw, "outside a START_/END_ section")
-            name, start, header, rows = raw.strip()[6:], no, None, []
-            continue
-        if raw.strip() == f"END_{name}":
-            if header is None:
-                raise ParseError(source, start, lines[start - 1], "section without a header line")
-            if name in sections:
-                raise ParseError(source, start, lines[start - 1], f"section {name} appears twice")
-            sections[name] = DbSection(name, header, tuple(rows), start)
-            name = None
-            continue
-        if not raw.strip():
-            raise ParseError(source, no, raw, f"no END_{name} before this blank line: the section ends early")
-        try:
-            fields = tuple(f.strip() for f in next(csv.reader([raw])))
-        except csv.Error as exc:
-            raise ParseError(source, no, raw[:120], f"not a CSV row: {exc}") from None
-        if header is None:
-            header = fields
-        elif len(fields) != len(header):
-            raise ParseError(source, no, raw, f"{name} row has {len(fields)} fields, its header {len(header)}")
-        else:
-            rows.append((no, fields))
-    if name is not None:
-        raise ParseError(source, start, lines[start - 1], f"no END_{name}: the file ends early")
-    return IbdiagDb(source, sections)
-
-
-@dataclass(frozen=True)
-class IbdiagNode:
-    """A NODES row."""
-
-    guid: str
-    type: str  # "Switch", "Ca", "Rt"
-    num_ports: int
-    description: str
-    system_guid: str
-    port_guid: str
-    device_id: int | None
-    vendor_id: int | None
-    line_no: int
-
-
-@dataclass(frozen=True)
-class IbdiagPort:
-    """A PORTS row: PortInfo of one port, decoded."""
-
-    node_guid: str
-    port_guid: str
-    port: int
-    lid: int | None
-    state: str | None  # None: PortState 0, what a base switch port 0 reports
-    phys_state: str | None
-    lanes: int | None
-    speed: str | None
-    max_lanes: int | None
-    max_speed: str | None
-    line_no: int
-    # LinkWidthEnabled / LinkSpeedEnabled: the widest and fastest the port may train at (an admin
-    # can enable less than it supports); None where PORTS has no such column or the port says nothing.
-    enabled_lanes: int | None = None
-    enabled_speed: str | None = None
-
-
-@dataclass(frozen=True)
-class IbdiagRun:
-    """RUN_INFO: the tool versions, when it ran and with what arguments."""
-
-    version: str
-    date: str
-    args: str
-
-
-def _need(db: IbdiagDb, name: str, columns: tuple[str, ...]) -> DbSection | None:
-    section = db.get(name)
-    if section is None:
-        return None
-    missing = [c for c in columns if c not in section.header]
-    if missing:
-        raise ParseError(db.source, section.line_no + 1, ",".join(section.header)[:200],
-                         f"{name} has no column {missing[0]}")
-    return section
-
-
-def _row_text(row: dict[str, str]) -> str:
-    """A db_csv row as the file holds it (cut to 200 characters), for an error naming it."""
-    return ",".join(row.values())[:200]
-
-
-def _row_error(db: IbdiagDb, no: int, row: dict[str, str], exc: Exception) -> ParseError:
-    """A row whose number or GUID does not read, as a ParseError naming the line."""
-    return ParseError(db.source, no, _row_text(row), f"not a number or GUID where one belongs ({exc})")
-
-
-def db_run(db: IbdiagDb) -> IbdiagRun | None:
-    section = _need(db, "RUN_INFO", ("IBDIAGNET_Version", "Date", "Args"))
-    if section is None or not section.rows:
-        return None
-    _, row = section.records()[0]
-    return IbdiagRun(row["IBDIAGNET_Version"], row["Date"], row["Args"])
-
-
-def db_nodes(db: IbdiagDb) -> list[IbdiagNode]:
-    """NODES: every node ibdiagnet discovered."""
-    cols = ("NodeDesc", "NumPorts", "NodeType", "SystemImageGUID", "NodeGUID", "PortGUID", "DeviceID", "VendorID")
-    section = _need(db, "NODES", cols)
-    out = []
-    for no, r in section.records() if section else []:
-        try:
-            kind = NODE_TYPES.get(int(r["NodeType"]))
-            nports = check_port_count(int(r["NumPorts"]), db.source, no, _row_text(r))
-            node = IbdiagNode(guid_id(r["NodeGUID"]), kind or "", nports, r["NodeDesc"],
-                              guid_id(r["SystemImageGUID"]), guid_id(r["PortGUID"]), _int(r["DeviceID"]),
-                              _int(r["VendorID"]), no)
-        except ValueError as exc:
-            raise _row_error(db, no, r, exc) from None
-        if kind is None:
-            raise ParseError(db.source, no, ",".join(r.values())[:200], f"unknown NodeType {r['NodeType']}")
-        out.append(node)
-    return out
-
-
-def db_ports(db: IbdiagDb) -> list[IbdiagPort]:
-    """PORTS: state, physical state, active, supported and (``LinkWidthEn``/``LinkSpeedEn``, where the
-    header has them) enabled width and speed of every port."""
-    cols = ("NodeGuid", "PortGuid", "PortNum", "LID", "LinkWidthActv", "LinkWidthSup", "LinkSpeedActv",
-            "LinkSpeedSup", "PortState", "PortPhyState")
-    section = _need(db, "PORTS", cols)
-    out = []
-    for no, r in section.records() if section else []:
-        try:
-            out.append(_port_row(db, no, r))
-        except ValueError as exc:
-            raise _row_error(db, no, r, exc) from None
-    return out
-
-
-def _port_row(db: IbdiagDb, no: int, r: dict[str, str]) -> IbdiagPort:
-    """One PORTS row decoded; a down port's other PortInfo fields are not meaningful (IBTA C14-24.2.1)."""
-    code = _int(r["PortState"])
-    state = PORT_STATES.get(code) if code else None  # 0: no state (a base switch port 0)
-    if code and state is None:
-        raise ParseError(db.source, no, ",".join(r.values())[:200], f"unknown PortState {r['PortState']}")
-    up = state not in (None, "Down")
-    return IbdiagPort(
-        node_guid=guid_id(r["NodeGuid"]), port_guid=guid_id(r["PortGuid"]),
-        port=check_port(int(r["PortNum"]), db.source, no, _row_text(r), lowest=0),
-        lid=_int(r["LID"]), state=state, phys_state=PHYS_STATES.get(_int(r["PortPhyState"]) or 0),
-        lanes=WIDTH_LANES.get(_int(r["LinkWidthActv"]) or 0) if up else None,
-        speed=active_speed(_int(r["LinkSpeedActv"]) or 0) if up else None,
-        max_lanes=max_width(_int(r["LinkWidthSup"]) or 0), max_speed=max_speed(_int(r["LinkSpeedSup"]) or 0),
-        line_no=no,
-        enabled_lanes=max_width(_int(r.get("LinkWidthEn", "")) or 0),
-        enabled_speed=max_speed(_int(r.get("LinkSpeedEn", "")) or 0),
-    )
-
-
-def db_links(db: IbdiagDb) -> list[tuple[str, int, str, int, int]]:
-    """LINKS: (node GUID, port, node GUID, port, line) for every cable ibdiagnet found up."""
-    section = _need(db, "LINKS", ("NodeGuid1", "PortNum1", "NodeGuid2", "PortNum2"))
-    out = []
-    for no, r in section.records() if section else []:
-        try:
-            p1, p2 = (check_port(int(r[c]), db.source, no, _row_text(r)) for c in ("PortNum1", "PortNum2"))
-            out.append((guid_id(r["NodeGuid1"]), p1, guid_id(r["NodeGuid2"]), p2, no))
-        except ValueError as exc:
-            raise _row_error(db, no, r, exc) from None
-    return out
-
-
-def db_pm(db: IbdiagDb, name: str = "PM_INFO") -> dict[tuple[str, int], tuple[int, dict[str, int | None]]]:
-    """PM_INFO (the counters ibdiagnet read) or PM_DELTA (how much they moved between its two
-    reads), per (node GUID, port): the line and every column as ibdiagnet names it."""
-    section = _need(db, name, ("NodeGUID", "PortNumber"))
-    out: dict[tuple[str, int], tuple[int, dict[str, int | None]]] = {}
-    for no, r in section.records() if section else []:
-        try:
-            key = (guid_id(r["NodeGUID"]), check_port(int(r["PortNumber"]), db.source, no, _row_text(r), lowest=0))
-        except ValueError as exc:
-            raise _row_error(db, no, r, exc) from None
-        values: dict[str, int | None] = {}
-        for col, text in r.items():
-            if col in ("NodeGUID", "PortGUID", "PortNumber"):
-                continue
-            try:
-                values[col] = _int(text)
-            except ValueError:
-                raise ParseError(db.source, no, ",".join(r.values())[:200], f"{col} is not a number: {text!r}") from None
-        out[key] = (no, values)
-    return out
-
-
-def db_warnings(db: IbdiagDb) -> dict[str, list[tuple[int, dict[str, str]]]]:
-    """The WARNINGS_* and ERRORS_* sections (ibdiagnet's own checks), by section name."""
-    return {name: s.records() for name, s in db.sections.items() if name.startswith(("WARNINGS_", "ERRORS_"))}
-
-
-def active_speed(code: int) -> str | None:
-    """The speed a LinkSpeedActv code names: the extended byte wins, then FDR10, then the IBTA byte."""
-    ext, mlnx, regular = (code >> 8) & 0xFF, (code >> 16) & 0xFF, code & 0xFF
-    if ext:
-        return _EXTENDED.get(ext)
-    if mlnx:
-        return _MLNX.get(mlnx)
-    return _REGULAR.get(regular)
-
-
-def max_speed(code: int) -> str | None:
-    """The fastest speed a LinkSpeedSup/En code allows (None for 0: nothing said)."""
-    ext, mlnx, regular = (code >> 8) & 0xFF, (code >> 16) & 0xFF, code & 0xFF
-    for byte, names in ((ext, _EXTENDED), (mlnx, _MLNX), (regular, _REGULAR)):
-        bits = [bit for bit in names if byte & bit]
-        if bits:
-            return names[max(bits)]
-    return None
-
-
-def max_width(code: int) -> int | None:
-    """The widest lane count a LinkWidthSup/En code allows (bits: 1x, 4x, 8x, 12x, 2x; None for 0)."""
-    lanes = [n for bit, n in WIDTH_LANES.items() if code & bit]
-    return max(lanes) if lanes else None
+__all__ = [
+    "NODE_TYPES", "PHYS_STATES", "PORT_STATES", "WIDTH_LANES", "DbSection", "IbdiagDb", "IbdiagNode", "IbdiagPort",
+    "IbdiagRun", "LstEnd", "LstLink", "NetDumpPort", "PmPort", "active_speed", "db_links", "db_nodes", "db_pm",
+    "db_ports", "db_run", "db_warnings", "max_speed", "max_width", "parse_db_csv", "parse_ibdiagnet_cables",
+    "parse_ibdiagnet_fdbs", "parse_ibdiagnet_lst", "parse_ibdiagnet_net_dump", "parse_ibdiagnet_pm",
+]  # fmt: skip
 
 
 # -- .lst -------------------------------------------------------------------------

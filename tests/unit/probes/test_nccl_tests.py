@@ -8,11 +8,8 @@ non-finite figure, a shortened rank list), the edit is said in the test.
 from __future__ import annotations
 
 import pytest
-from fabricdoc.probes.bandwidth.nccl_tests import (
-    parse_nccl_tests,
-    parse_nccl_tests_json,
-    parse_nccl_tests_log,
-)
+from fabricdoc.probes.bandwidth.nccl_tests import parse_nccl_tests, parse_nccl_tests_log
+from fabricdoc.probes.bandwidth.nccl_tests_json import parse_nccl_tests_json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
