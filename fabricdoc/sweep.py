@@ -508,8 +508,6 @@ def hold_drains(report: Report, policy: DrainPolicy | None, history: str | None)
     """Pass the report's drain list through the drain policy (the default one when None); the
     earlier sweeps it confirms against come from ``history``. A history that cannot be read
     is a report error, and nothing unconfirmed drains."""
-    from fabricdoc.scheduler.hostlists import expand_hostlist
-
     policy = policy or DrainPolicy()
     seen: list[set[str]] | None = None
     if history and policy.confirm_window > 1:
@@ -520,7 +518,7 @@ def hold_drains(report: Report, policy: DrainPolicy | None, history: str | None)
                 seen = store.recent_keys(str(report.fabric.get("name")), policy.confirm_window - 1)
         except FabricdocError as exc:
             report.errors.append(f"history (drain confirmation): {exc}")
-    report.hold_drains(policy, seen, expand_hostlist)
+    report.hold_drains(policy, seen)
 
 
 def analyze(fabric: Fabric, obs: Observations, options: Options | None = None,

@@ -62,8 +62,9 @@ def run(args: argparse.Namespace) -> int:
     from fabricdoc.cli.common import name_map, why_exit_2
     from fabricdoc.cli.slurmargs import emit, mode_of, slurm_now
     from fabricdoc.report.report import Report
-    from fabricdoc.scheduler import slurm
     from fabricdoc.scheduler.freshness import staleness
+    from fabricdoc.scheduler.protocol import back_end
+    from fabricdoc.scheduler.slurm import Skipped
 
     report = Report.load(a.report_path(args))
     mode = mode_of(args, report)
@@ -73,9 +74,10 @@ def run(args: argparse.Namespace) -> int:
 
         raise ConfigError(f"{a.report_path(args)}: {stale}: nothing drained")
     tools, now = slurm_now(args, "drain", comments=mode == "comment")
-    actions, skipped = slurm.plan_drain(report, name_map(args), scontrol=args.scontrol, now=now, mode=mode)
-    skipped += [slurm.Skipped(h.node, None, f"held back by the drain policy: {h.why}") for h in report.drain_held]
-    results = slurm.apply(actions, tools.run) if args.apply else None
+    scheduler = back_end("slurm", names=name_map(args), scontrol=args.scontrol, mode=mode)
+    actions, skipped = scheduler.plan_drain(report, now)
+    skipped += [Skipped(h.node, None, f"held back by the drain policy: {h.why}") for h in report.drain_held]
+    results = scheduler.apply(actions, tools.run) if args.apply else None
     emit("drain", actions, skipped, results, args.json)
     if any(s.refused for s in skipped) or (results and not all(r.ok for r in results)):
         return why_exit_2("drain", sum(1 for s in skipped if s.refused), sum(1 for r in results or [] if not r.ok))

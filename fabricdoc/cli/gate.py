@@ -119,7 +119,7 @@ def policy_of(args: argparse.Namespace) -> Any:
 def job_hosts(args: argparse.Namespace) -> list[str]:
     """The job's hosts: --job-nodelist, --job-hosts FILE, $SLURM_JOB_NODELIST, else in a node Prolog
     this node ($SLURMD_NODENAME) or the job's nodes (scontrol show job $SLURM_JOB_ID)."""
-    from fabricdoc.scheduler.hostlists import expand_hostlist, read_host_list
+    from fabricdoc.model.hostlist import expand_hostlist, read_host_list
 
     if args.job_nodelist is not None:
         return expand_hostlist(args.job_nodelist, "--job-nodelist")

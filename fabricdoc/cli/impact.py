@@ -138,7 +138,7 @@ def given_what_if(fabric: Any, report: Any, args: argparse.Namespace) -> dict[st
     from fabricdoc.impact.busbw import ImpactModel
     from fabricdoc.impact.reroute import resolve_link
     from fabricdoc.impact.section import round_entry
-    from fabricdoc.scheduler.hostlists import read_host_list
+    from fabricdoc.model.hostlist import read_host_list
 
     model = ImpactModel(fabric, report.findings,
                         read_host_list(args.job_hosts) if args.job_hosts else None)
@@ -163,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
     from fabricdoc.cli import common
     from fabricdoc.impact.section import impact_section
     from fabricdoc.report.report import Report
-    from fabricdoc.scheduler.hostlists import read_host_list
+    from fabricdoc.model.hostlist import read_host_list
 
     path = a.report_path(args)
     report = Report.load(path)

@@ -220,18 +220,28 @@ def run_npd(args: argparse.Namespace) -> int:
     return code
 
 
+def _kubernetes(args: argparse.Namespace) -> Any:
+    """The Kubernetes back end with this command's names, taint key and effect, and kubectl."""
+    from fabricdoc.cli.common import name_map
+    from fabricdoc.scheduler.protocol import back_end
+
+    return back_end("k8s", names=name_map(args), key=args.key, effect=getattr(args, "effect", "NoSchedule"),
+                    kubectl=args.kubectl)
+
+
 def run_taints(args: argparse.Namespace) -> int:
-    from fabricdoc.cli.common import name_map, why_exit_2
+    from fabricdoc.cli.common import why_exit_2
     from fabricdoc.scheduler import k8s
 
     report = _load(args)
-    ts, refused = k8s.taints(report, name_map(args), args.key, args.effect)
-    _say("taints", [k8s.Kept(name, why, refused=True) for name, why in refused])
+    scheduler = _kubernetes(args)
+    ts, refused = scheduler.plan_drain(report)
+    _say("taints", refused)
     done = None
     if args.apply:
-        todo, kept = k8s.plan_taint_apply(ts, cluster_nodes(args))
-        _say("taints", kept)
-        done = k8s.apply(todo, _runner(args), args.kubectl)
+        todo, kept = scheduler.plan_drain(report, cluster_nodes(args))
+        _say("taints", [k for k in kept if not k.refused])  # the refused ones were said above
+        done = scheduler.apply(todo, _runner(args))
     if args.format == "json":
         ran = {r.argv[3]: r for r in done or []}
         rows = [t.to_dict() | ({"applied": ran[t.node].ok, "returncode": ran[t.node].returncode,
@@ -249,14 +259,16 @@ def run_taints(args: argparse.Namespace) -> int:
 
 
 def run_untaint(args: argparse.Namespace) -> int:
-    from fabricdoc.cli.common import name_map, why_exit_2
+    from fabricdoc.cli.common import why_exit_2
     from fabricdoc.scheduler import k8s
 
     if args.apply and args.nodes_json:
         raise ConfigError("--nodes-json is for printing a plan: --apply reads the nodes from the cluster now")
     report = _load(args)
-    actions, kept = k8s.plan_untaint(report, cluster_nodes(args), name_map(args), args.key)
-    done = k8s.apply(actions, _runner(args), args.kubectl) if args.apply else None
+    nodes = cluster_nodes(args)
+    scheduler = _kubernetes(args)
+    actions, kept = scheduler.plan_undrain(report, nodes)
+    done = scheduler.apply(actions, _runner(args)) if args.apply else None
     if args.json:
         ran = {r.argv: r for r in done or []}
         rows = []

@@ -46,8 +46,8 @@ def run(args: argparse.Namespace) -> int:
     from fabricdoc.cli.slurmargs import emit, mode_of, slurm_now
     from fabricdoc.errors import ConfigError
     from fabricdoc.report.report import Report
-    from fabricdoc.scheduler import slurm
     from fabricdoc.scheduler.freshness import staleness
+    from fabricdoc.scheduler.protocol import back_end
 
     later = Report.load(a.report_path(args))
     stale = staleness(later.generated_at, a.max_report_age(args))
@@ -56,15 +56,13 @@ def run(args: argparse.Namespace) -> int:
     names = name_map(args)
     mode = mode_of(args, later)
     tools, now = slurm_now(args, "resume", comments=mode == "comment", required=True)
+    scheduler = back_end("slurm", names=names, scontrol=args.scontrol, mode=mode)
+    candidates = None  # the nodes whose reason (or comment) is fabricdoc's now
     if args.since:
         earlier = Report.load(args.since)
-        candidates = [names.to_slurm(d.node) for d in earlier.drain]
-    elif mode == "comment":
-        candidates = sorted(n for n, node in now.items() if slurm.is_ours(node.comment))
-    else:
-        candidates = sorted(n for n, node in now.items() if slurm.is_ours(node.reason))
-    actions, skipped = slurm.plan_resume(later, candidates, names, scontrol=args.scontrol, now=now, mode=mode)
-    results = slurm.apply(actions, tools.run) if args.apply else None
+        candidates = [scheduler.node_name(d.node) for d in earlier.drain]
+    actions, skipped = scheduler.plan_undrain(later, now, candidates)
+    results = scheduler.apply(actions, tools.run) if args.apply else None
     emit("resume", actions, skipped, results, args.json)
     if any(s.refused for s in skipped) or (results and not all(r.ok for r in results)):
         return why_exit_2("resume", sum(1 for s in skipped if s.refused), sum(1 for r in results or [] if not r.ok))

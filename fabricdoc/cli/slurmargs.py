@@ -50,13 +50,12 @@ def slurm_now(args: argparse.Namespace, command: str, comments: bool = False,
     and a warning: the printed commands are then not checked against an admin's drains."""
     from fabricdoc.errors import FabricdocError
     from fabricdoc.model.text import escape
-    from fabricdoc.scheduler.hostlists import expand_hostlist
     from fabricdoc.scheduler.slurm import NodeNow
     from fabricdoc.scheduler.slurm import slurm_now as join
 
     tools = slurm_tools(args)
     try:
-        now = join(tools.nodes(), tools.reservations(), lambda expr: expand_hostlist(expr, "reservation"))
+        now = join(tools.nodes(), tools.reservations())
         if comments:
             notes = tools.comments()
             now = {n: NodeNow(v.state, v.reason, notes.get(n, ""), v.reservation) for n, v in now.items()}

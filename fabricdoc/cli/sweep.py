@@ -60,7 +60,9 @@ def add_sweep_options(p: argparse.ArgumentParser) -> None:
     a.add_job_hosts(p)
     a.add_job_cost(p)
     a.add_timeout(p, 60.0)
-    p.add_argument("--hosts", metavar="H1,H2", help="roce: only these hosts (default: every host of --expected)")
+    p.add_argument("--hosts", metavar="HOSTLIST",
+                   help="roce: only these hosts, a Slurm hostlist such as 'node[01-04],gpu7' (default: every host "
+                   "of --expected)")
     p.add_argument("--launcher", choices=("local", "netns", "srun", "mpirun"), default="local",
                    help="where probes and bandwidth tests run (default local). roce: probes and tests on "
                    "each host; ib: srun or mpirun adds bandwidth rounds between the HCAs' hosts")
@@ -88,7 +90,7 @@ def add_sweep_options(p: argparse.ArgumentParser) -> None:
 def config_from_args(args: argparse.Namespace):
     """The SweepConfig these flags describe (the TUI's --sweep and ``watch`` use it too; ``watch`` has no
     --journal/--resume)."""
-    from fabricdoc.scheduler.hostlists import read_host_list
+    from fabricdoc.model.hostlist import hosts_arg, read_host_list
     from fabricdoc.sweep import SweepConfig
 
     return SweepConfig(
@@ -97,7 +99,7 @@ def config_from_args(args: argparse.Namespace):
         include_topology=not args.no_topology,
         job_hosts=read_host_list(args.job_hosts) if args.job_hosts else None,
         hours=args.hours, checkpoint_minutes=args.checkpoint_minutes, timeout_s=args.timeout, history=args.history,
-        hosts=[h for h in args.hosts.split(",") if h] if args.hosts else None, launcher=args.launcher,
+        hosts=hosts_arg(args.hosts, "--hosts") if args.hosts is not None else None, launcher=args.launcher,
         bandwidth=not args.no_bandwidth, test_timeout_s=args.test_timeout, size_bytes=args.size,
         backend=args.backend, journal=getattr(args, "journal", None), resume=getattr(args, "resume", False),
         slow_ratio=args.slow_ratio,

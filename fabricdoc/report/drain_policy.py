@@ -22,12 +22,13 @@ What is held back stays in the report (``drain_held``) with the reason.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from fabricdoc.errors import ConfigError
+from fabricdoc.errors import ConfigError, ParseError
 from fabricdoc.model.findings import Finding
+from fabricdoc.model.hostlist import expand_hostlist
 from fabricdoc.model.severity import Severity
 from fabricdoc.report.drain import DrainEntry
 
@@ -66,6 +67,10 @@ class DrainPolicy:
                               f"({self.confirm_window}): nothing could ever be confirmed")
         if not all(isinstance(m, str) and m.strip() for m in self.maintenance):
             raise ConfigError(f"{where}: key 'maintenance' must be a list of hostlists or NODE/PORT strings")
+        try:
+            Maintenance.of(self.maintenance)
+        except ParseError as exc:
+            raise ConfigError(f"{where}: key 'maintenance': {exc.line!r}: {exc.reason}") from None
         return self
 
     def to_dict(self) -> dict[str, Any]:
@@ -116,14 +121,15 @@ class Maintenance:
     ports: set[tuple[str, int]] = field(default_factory=set)
 
     @classmethod
-    def of(cls, entries: Sequence[str], expand: Callable[[str, str], list[str]]) -> Maintenance:
+    def of(cls, entries: Sequence[str]) -> Maintenance:
+        """Each entry is a ``NODE/PORT`` port or a Slurm hostlist of hosts; a malformed hostlist is a ParseError."""
         out = cls()
         for entry in entries:
             node, slash, port = entry.strip().rpartition("/")
             if slash and port.isdigit() and node:
                 out.ports.add((node, int(port)))
             else:
-                out.hosts.update(expand(entry, "maintenance"))
+                out.hosts.update(expand_hostlist(entry, "maintenance", 0))
         return out
 
     def covers(self, entry: DrainEntry, findings: Sequence[Finding]) -> str | None:
@@ -146,16 +152,15 @@ def apply_drain_policy(
     policy: DrainPolicy,
     hosts: int,
     seen_before: Sequence[set[str]] | None = None,
-    expand: Callable[[str, str], list[str]] | None = None,
 ) -> tuple[list[DrainEntry], list[Held]]:
     """The drains the policy lets through, and the ones it holds back with why.
 
     ``seen_before`` holds the finding keys of the previous sweeps, newest first
-    (from the history store; None when there is no store); ``expand`` reads a hostlist (the scheduler's
-    reader), so the maintenance list takes ``node[0001-0004]``.
+    (from the history store; None when there is no store). The maintenance list takes Slurm
+    hostlists (``node[0001-0004]``) through :mod:`fabricdoc.model.hostlist`.
     """
     by_key = {f.key: f for f in findings}
-    maintenance = Maintenance.of(policy.maintenance, expand or (lambda e, _w: [e]))
+    maintenance = Maintenance.of(policy.maintenance)
     earlier = list(seen_before or [])[: policy.confirm_window - 1]
     kept: list[tuple[tuple[int, float], DrainEntry]] = []
     held: list[Held] = []

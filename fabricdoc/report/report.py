@@ -265,12 +265,11 @@ class Report:
     def save(self, path: str | Path) -> Path:
         return write_atomic(path, self.to_json() + "\n")
 
-    def hold_drains(self, policy: DrainPolicy, seen_before: list[set[str]] | None = None,
-                    expand: Any = None) -> None:
+    def hold_drains(self, policy: DrainPolicy, seen_before: list[set[str]] | None = None) -> None:
         """Pass the drain list through ``policy`` (see :mod:`fabricdoc.report.drain_policy`):
         what it holds back moves to ``drain_held`` with the reason; the policy is recorded."""
         hosts = int(self.fabric.get("hosts") or 0)
-        self.drain, held = apply_drain_policy(self.drain, self.findings, policy, hosts, seen_before, expand)
+        self.drain, held = apply_drain_policy(self.drain, self.findings, policy, hosts, seen_before)
         self.drain_held.extend(held)
         self.drain_policy = {**policy.to_dict(), "cap": policy.cap(hosts)}
 

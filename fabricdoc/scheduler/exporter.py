@@ -121,10 +121,6 @@ class FabricCollector:
         self._thread: threading.Thread | None = None
 
     # -- reading ----------------------------------------------------------------------
-    @property
-    def ready(self) -> bool:
-        """Whether the first read of the files has been rendered (before it, scrapes get :meth:`_starting`)."""
-        return self._ready.is_set()
 
     def wait_ready(self, timeout_s: float | None = None) -> bool:
         """Block until the first build is served (or ``timeout_s`` passes); whether it is."""

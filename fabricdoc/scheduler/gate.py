@@ -26,7 +26,7 @@ from fabricdoc.model.text import escape as _clean
 from fabricdoc.report.drain import finding_label, worst_finding
 from fabricdoc.report.report import Report
 from fabricdoc.scheduler.freshness import DEFAULT_MAX_AGE_H, staleness
-from fabricdoc.scheduler.names import NameMap
+from fabricdoc.scheduler.names import NameMap, topology_host
 
 
 @dataclass(frozen=True)
@@ -143,8 +143,7 @@ class _HostIndex:
         for n in (report.topology or {}).get("nodes", []):
             self.label_to_id.setdefault(n["label"], n["id"])
             if n.get("kind") == "host":
-                name = str(n.get("attrs", {}).get("host") or n["label"])
-                slurm = names.to_slurm(name)
+                slurm = names.node_name(topology_host(n))
                 self.by_slurm.setdefault(slurm, n["id"])
                 self.nodes_of.setdefault(slurm, set()).add(n["id"])
 
@@ -187,7 +186,7 @@ def evaluate(
         res.notes.append("report has no topology: cannot tell whether the job's hosts were tested")
 
     # Drain list entries for the job's hosts.
-    drained = {names.to_slurm(d.node): d for d in report.drain}
+    drained = {names.node_name(d.node): d for d in report.drain}
     by_key = {f.key: f for f in report.findings}
     drain_ids: set[str] = set()
     for h in hosts:

@@ -13,18 +13,17 @@ and only ever passed as one argv element, never through a shell.
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from fabricdoc.errors import ConfigError, FabricdocError
 from fabricdoc.model.text import escape
 from fabricdoc.scheduler.freshness import DEFAULT_MAX_AGE_H, staleness
-from fabricdoc.scheduler.names import NameMap
+from fabricdoc.scheduler.names import NameMap, tested_nodes
 
 if TYPE_CHECKING:  # the gate and the report load numpy and networkx: only when checking a node
     from fabricdoc.model.findings import Finding
@@ -131,7 +130,7 @@ def _worst_against(report: Report, node: str, policy: Policy, names: NameMap, re
     from fabricdoc.report.drain import worst_finding
 
     by_key = {f.key: f for f in report.findings}
-    drained = {k for d in report.drain if names.to_slurm(d.node) == node for k in d.findings}
+    drained = {k for d in report.drain if names.node_name(d.node) == node for k in d.findings}
     failing = [by_key[k] for k in drained if k in by_key]
     return worst_finding(failing + [f for f in res.findings if worse_than(f.severity, policy.max_severity)])
 
@@ -247,7 +246,7 @@ def taints(
     out: list[Taint] = []
     refused: list[tuple[str, str]] = []
     for d in report.drain:
-        node = names.to_slurm(d.node)
+        node = names.node_name(d.node)
         why = node_name_problem(node)
         if why:
             refused.append((d.node, why))
@@ -259,20 +258,8 @@ def taints(
     return out, refused
 
 
-def taints_json(ts: list[Taint]) -> str:
-    return json.dumps([t.to_dict() for t in ts], indent=2)
-
-
 def kubectl_lines(ts: Iterable[Taint | Untaint], kubectl: str = "kubectl") -> list[str]:
     return [shlex.join(t.kubectl_argv(kubectl)) for t in ts]
-
-
-def tested_nodes(report: Report, names: NameMap) -> set[str] | None:
-    """Scheduler names of the hosts the report covered (its topology), or None without a topology."""
-    from fabricdoc.scheduler.slurm import report_hosts
-
-    hosts = report_hosts(report)
-    return None if hosts is None else {names.to_slurm(h) for h in hosts}
 
 
 def plan_untaint(
@@ -290,7 +277,7 @@ def plan_untaint(
     """
     names = names or NameMap()
     check_taint_key(key)
-    still = {names.to_slurm(d.node): d for d in report.drain}
+    still = {names.node_name(d.node): d for d in report.drain}
     tested = tested_nodes(report, names)
     actions: list[Untaint] = []
     kept: list[Kept] = []
@@ -349,3 +336,57 @@ def apply(actions: Iterable[Taint | Untaint], run: Runner, kubectl: str = "kubec
         text = "timed out" if code is None else " ".join(f"{out} {err}".split())
         done.append(Applied(argv, code, text))
     return done
+
+
+# -- the back end ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Kubernetes:
+    """Kubernetes as a :class:`~fabricdoc.scheduler.protocol.Scheduler`: ``kubectl taint`` with
+    fabricdoc's own key, and its removal; taints with other keys are never touched."""
+
+    names: NameMap = field(default_factory=NameMap)
+    key: str = DEFAULT_TAINT_KEY
+    effect: str = "NoSchedule"
+    kubectl: str = "kubectl"
+    kind: ClassVar[str] = "k8s"
+
+    def node_name(self, host: str) -> str:
+        """The Kubernetes node name for a fabric host name (not yet checked)."""
+        return self.names.node_name(host)
+
+    def name_problem(self, node: str) -> str | None:
+        """None for a DNS-1123 node name, else why it is refused (:func:`node_name_problem`)."""
+        return node_name_problem(node)
+
+    def tested_nodes(self, report: Report) -> dict[str, str] | None:
+        """Node name -> fabric host of each host the report tested (None: no topology)."""
+        return tested_nodes(report, self.names)
+
+    def ours(self, now: Mapping[str, list[dict[str, str]]]) -> list[str]:
+        """The nodes carrying fabricdoc's taint key now."""
+        return sorted(n for n, ts in now.items() if any(t["key"] == self.key for t in ts))
+
+    def plan_drain(self, report: Report, now: Mapping[str, list[dict[str, str]]] | None = None
+                   ) -> tuple[list[Taint], list[Kept]]:
+        """:func:`taints` for the drain list (refused names kept); with ``now``, only those
+        :func:`plan_taint_apply` leaves to run."""
+        ts, refused = taints(report, self.names, self.key, self.effect)
+        kept = [Kept(name, why, refused=True) for name, why in refused]
+        if now is None:
+            return ts, kept
+        todo, left = plan_taint_apply(ts, now)
+        return todo, kept + left
+
+    def plan_undrain(self, report: Report, now: Mapping[str, list[dict[str, str]]],
+                     candidates: Iterable[str] | None = None) -> tuple[list[Untaint], list[Kept]]:
+        """:func:`plan_untaint` of the nodes in ``now`` (only ``candidates`` among them, when given)."""
+        if candidates is not None:
+            wanted = set(candidates)
+            now = {n: ts for n, ts in now.items() if n in wanted}
+        return plan_untaint(report, now, self.names, self.key)
+
+    def apply(self, actions: Sequence[Taint | Untaint], run: Runner) -> list[Applied]:
+        """Run each kubectl argv with ``run`` (:func:`apply`)."""
+        return apply(actions, run, self.kubectl)

@@ -2,7 +2,9 @@
 
 InfiniBand names hosts by their HCAs' descriptions (``gpu017 mlx5_0``); Slurm
 and Kubernetes by hostnames. A map file (YAML or two columns) and
-``--host-rule REGEX REPLACEMENT`` rules say how one becomes the other.
+``--host-rule REGEX REPLACEMENT`` rules say how one becomes the other. Every
+scheduler back end (:mod:`fabricdoc.scheduler.protocol`) names nodes through
+this one map, and reads which hosts a report tested with :func:`tested_nodes`.
 """
 
 from __future__ import annotations
@@ -11,9 +13,13 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from fabricdoc.errors import ConfigError, ParseError
 from fabricdoc.model.inputs import load_yaml, read_text
+
+if TYPE_CHECKING:  # the report loads numpy and networkx: the NPD check names nodes without it
+    from fabricdoc.report.report import Report
 
 
 @dataclass(frozen=True)
@@ -42,13 +48,14 @@ class HostRule:
 
 @dataclass(frozen=True)
 class NameMap:
-    """Fabric host name -> Slurm node name: exact map entries first, then the first matching rule, else unchanged."""
+    """Fabric host name -> scheduler node name: exact map entries first, then the first matching rule, else unchanged."""
 
     names: Mapping[str, str] = field(default_factory=dict)
     rules: tuple[HostRule, ...] = ()
 
-    def to_slurm(self, fabric_name: str) -> str:
-        """The Slurm name for a fabric host name (not yet checked: see :func:`check_node_name`)."""
+    def node_name(self, fabric_name: str) -> str:
+        """The scheduler's node name for a fabric host name (not yet checked: each back end's
+        ``name_problem`` says whether its scheduler takes it)."""
         if fabric_name in self.names:
             return self.names[fabric_name]
         for rule in self.rules:
@@ -58,7 +65,28 @@ class NameMap:
         return fabric_name
 
     def with_rules(self, rules: Iterable[HostRule]) -> NameMap:
+        """This map with ``rules`` tried after its own."""
         return NameMap(dict(self.names), tuple(self.rules) + tuple(rules))
+
+
+def topology_host(node: Mapping[str, Any]) -> str:
+    """The fabric host name of a report topology node: its ``host`` attribute (each HCA of a
+    host carries it), else its label."""
+    return str(node.get("attrs", {}).get("host") or node["label"])
+
+
+def report_hosts(report: Report) -> set[str] | None:
+    """Fabric host names the report covered (from its topology), or None when it has no topology."""
+    if not report.topology:
+        return None
+    return {topology_host(n) for n in report.topology.get("nodes", []) if n.get("kind") == "host"}
+
+
+def tested_nodes(report: Report, names: NameMap) -> dict[str, str] | None:
+    """Scheduler node name -> fabric host name of every host the report tested (its topology),
+    or None without a topology: a report that cannot show a node was tested never clears it."""
+    hosts = report_hosts(report)
+    return None if hosts is None else {names.node_name(h): h for h in hosts}
 
 
 _MAP_KEYS = {"names", "rules"}

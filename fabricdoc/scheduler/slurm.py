@@ -18,13 +18,14 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
 
 from fabricdoc.errors import FabricdocError
+from fabricdoc.model.hostlist import expand_hostlist
 from fabricdoc.report.drain import short_fault, worst_finding
 from fabricdoc.report.report import Report
-from fabricdoc.scheduler.names import NameMap
+from fabricdoc.scheduler.names import NameMap, tested_nodes
 
 REASON_TAG = "fd:"
 OUR_PREFIXES = (REASON_TAG, "fabricdoc:")  # "fabricdoc: ..." is what earlier versions wrote
@@ -132,12 +133,13 @@ class NodeNow:
         return self.state.rstrip(_STATE_FLAGS).lower()
 
 
-def slurm_now(nodes: Mapping[str, tuple[str, str]], reservations: Iterable[Mapping[str, str]] = (),
-              expand: Callable[[str], list[str]] | None = None) -> dict[str, NodeNow]:
-    """Node states (``SlurmTools.nodes()``) joined with the active reservations' node lists."""
+def slurm_now(nodes: Mapping[str, tuple[str, str]], reservations: Iterable[Mapping[str, str]] = ()
+              ) -> dict[str, NodeNow]:
+    """Node states (``SlurmTools.nodes()``) joined with the active reservations' node lists (Slurm
+    hostlists; a malformed one is a ParseError naming the reservation)."""
     held: dict[str, str] = {}
     for res in reservations:
-        for node in (expand(res["nodes"]) if expand else res["nodes"].split(",")):
+        for node in expand_hostlist(res["nodes"], f"reservation {res['name']}", 0):
             held.setdefault(node, f"{res['name']} ({res.get('flags') or 'no flags'})")
     return {n: NodeNow(state, reason, reservation=held.get(n)) for n, (state, reason) in nodes.items()}
 
@@ -187,7 +189,7 @@ def plan_drain(report: Report, names: NameMap | None = None, scontrol: str = "sc
     skipped: list[Skipped] = []
     seen: set[str] = set()
     for entry in report.drain:
-        node = names.to_slurm(entry.node)
+        node = names.node_name(entry.node)
         try:
             check_node_name(node)
         except UnsafeNodeName as exc:
@@ -220,17 +222,6 @@ def plan_drain(report: Report, names: NameMap | None = None, scontrol: str = "sc
     return actions, skipped
 
 
-def report_hosts(report: Report) -> set[str] | None:
-    """Fabric host names the report covered (from its topology), or None when it has no topology."""
-    if not report.topology:
-        return None
-    return {
-        str(n.get("attrs", {}).get("host") or n["label"])
-        for n in report.topology.get("nodes", [])
-        if n.get("kind") == "host"
-    }
-
-
 def plan_resume(
     later: Report,
     candidates: Iterable[str],
@@ -251,9 +242,8 @@ def plan_resume(
     names = names or NameMap()
     coverage = later.coverage or {}
     blind = coverage.get("complete", True) is False
-    still = {names.to_slurm(d.node): d for d in later.drain}
-    tested_fabric = report_hosts(later)
-    tested = None if tested_fabric is None else {names.to_slurm(h): h for h in tested_fabric}
+    still = {names.node_name(d.node): d for d in later.drain}
+    tested = tested_nodes(later, names)
     actions: list[SlurmAction] = []
     skipped: list[Skipped] = []
     for node in sorted(dict.fromkeys(candidates)):
@@ -313,6 +303,50 @@ def apply(actions: Iterable[SlurmAction], run: Callable[[Sequence[str]], tuple[i
     return [ApplyResult(act, *run(act.argv)) for act in actions]
 
 
-def fabricdoc_drained(reasons: Mapping[str, tuple[str, str]]) -> list[str]:
-    """The nodes whose drain reason fabricdoc wrote (an admin's drains are never touched)."""
-    return sorted(n for n, (_, why) in reasons.items() if is_ours(why))
+# -- the back end ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Slurm:
+    """Slurm as a :class:`~fabricdoc.scheduler.protocol.Scheduler`: ``scontrol`` drains and resumes
+    (or, in comment mode, comments), never over a node whose reason is not fabricdoc's."""
+
+    names: NameMap = field(default_factory=NameMap)
+    scontrol: str = "scontrol"
+    mode: str = "drain"  # "drain", or "comment": annotate the node, keep it in service
+    kind: ClassVar[str] = "slurm"
+
+    def node_name(self, host: str) -> str:
+        """The Slurm node name for a fabric host name (not yet checked)."""
+        return self.names.node_name(host)
+
+    def name_problem(self, node: str) -> str | None:
+        """None for a plain Slurm hostname, else why it is refused."""
+        try:
+            check_node_name(node)
+        except UnsafeNodeName as exc:
+            return str(exc)
+        return None
+
+    def tested_nodes(self, report: Report) -> dict[str, str] | None:
+        """Slurm node name -> fabric host of each host the report tested (None: no topology)."""
+        return tested_nodes(report, self.names)
+
+    def ours(self, now: Mapping[str, Any]) -> list[str]:
+        """The nodes whose reason (comment, in comment mode) fabricdoc wrote."""
+        return sorted(n for n, node in now.items() if is_ours(node.comment if self.mode == "comment" else node.reason))
+
+    def plan_drain(self, report: Report, now: Mapping[str, Any] | None = None) -> tuple[list[SlurmAction], list[Skipped]]:
+        """:func:`plan_drain` with this back end's names, scontrol and mode."""
+        return plan_drain(report, self.names, self.scontrol, now, self.mode)
+
+    def plan_undrain(self, report: Report, now: Mapping[str, Any],
+                     candidates: Iterable[str] | None = None) -> tuple[list[SlurmAction], list[Skipped]]:
+        """:func:`plan_resume` of ``candidates`` (default: the nodes fabricdoc drained, by ``now``)."""
+        todo = self.ours(now) if candidates is None else candidates
+        return plan_resume(report, todo, self.names, self.scontrol, now, self.mode)
+
+    def apply(self, actions: Sequence[SlurmAction], run: Callable[[Sequence[str]], tuple[int | None, str]]
+              ) -> list[ApplyResult]:
+        """Run each scontrol argv with ``run`` (:func:`apply`)."""
+        return apply(actions, run)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fabricdoc.scheduler.hostlists import expand_hostlist
+from fabricdoc.model.hostlist import expand_hostlist
 
 CASES = [
     "gpu[001-003,007],login1",

@@ -18,7 +18,6 @@ from fabricdoc.report.history import History
 from fabricdoc.report.render import summary_text as summary
 from fabricdoc.report.report import Report
 from fabricdoc.report.schema import REPORT_SCHEMA
-from fabricdoc.scheduler.hostlists import expand_hostlist
 from fabricdoc.sweep import hold_drains
 from tests.helpers.reports import nic_down
 
@@ -55,7 +54,7 @@ def test_hosts_and_ports_in_the_maintenance_list_are_held_not_drained():
                     endpoints=[("leaf01", 3), ("node0003", 1)], node_ids=["leaf01", "node0003"])
     rep = Report.build(fabric, [nic_down("node0001", "F001"), nic_down("node0002", "F002"), cable], Observations())
     policy = drain_policy_from({"maintenance": ["node[0001-0002]", "leaf01/3"]})
-    rep.hold_drains(policy, expand=expand_hostlist)
+    rep.hold_drains(policy)
     assert [d.node for d in rep.drain] == []
     why = {h.node: h.why for h in rep.drain_held}
     assert why["node0001"] == "node0001 is in the maintenance list"
@@ -86,7 +85,7 @@ def test_a_critical_finding_drains_at_once_whatever_the_confirmation():
 
 def test_held_drains_are_in_the_json_the_schema_and_the_summary(tmp_path):
     rep = _report(["node0001"])
-    rep.hold_drains(drain_policy_from({"maintenance": ["node0001"], "mode": "comment"}), expand=expand_hostlist)
+    rep.hold_drains(drain_policy_from({"maintenance": ["node0001"], "mode": "comment"}))
     path = tmp_path / "r.json"
     rep.save(path)
     data = json.loads(path.read_text())

@@ -17,7 +17,6 @@ from fabricdoc.scheduler.slurm import (
     UnsafeNodeName,
     check_node_name,
     drain_argv,
-    fabricdoc_drained,
     fault_tag,
     format_argv,
     is_ours,
@@ -74,9 +73,9 @@ def test_text_map_takes_the_last_column_so_fabric_names_may_have_spaces(tmp_path
     p = tmp_path / "map.txt"
     p.write_text("# ib description   slurm\nnode0001 mlx5_0   gpu001\n\nnode0002 mlx5_0 gpu002  # trailing\n")
     m = load_name_map(p)
-    assert m.to_slurm("node0001 mlx5_0") == "gpu001"
-    assert m.to_slurm("node0002 mlx5_0") == "gpu002"
-    assert m.to_slurm("other") == "other"
+    assert m.node_name("node0001 mlx5_0") == "gpu001"
+    assert m.node_name("node0002 mlx5_0") == "gpu002"
+    assert m.node_name("other") == "other"
 
 
 def test_text_map_line_with_one_column_names_file_and_line(tmp_path):
@@ -93,9 +92,9 @@ def test_yaml_map_with_names_and_rules_map_first_then_first_matching_rule(tmp_pa
         "rules:\n  - {match: '(\\S+) mlx5_\\d+', replace: '\\1'}\n  - {match: 'node(\\d+)', replace: 'gpu\\1'}\n"
     )
     m = load_name_map(p)
-    assert m.to_slurm("node0001 mlx5_0") == "special01"
-    assert m.to_slurm("node0002 mlx5_1") == "node0002"
-    assert m.to_slurm("node0003") == "gpu0003"
+    assert m.node_name("node0001 mlx5_0") == "special01"
+    assert m.node_name("node0002 mlx5_1") == "node0002"
+    assert m.node_name("node0003") == "gpu0003"
 
 
 @pytest.mark.parametrize(
@@ -118,7 +117,7 @@ def test_bad_yaml_map_errors_name_the_file_and_key(tmp_path, text, needle):
 
 def test_host_rule_with_bad_group_reference_is_a_config_error():
     with pytest.raises(ConfigError, match="bad replacement"):
-        NameMap(rules=(HostRule.of("node(\\d+)", "\\2"),)).to_slurm("node1")
+        NameMap(rules=(HostRule.of("node(\\d+)", "\\2"),)).node_name("node1")
 
 
 def test_plan_drain_refuses_unsafe_mapped_names_and_keeps_the_rest():
@@ -153,7 +152,6 @@ def test_real_sinfo_reasons_parse_with_a_separator_inside_an_admin_reason():
     got = parse_sinfo_reasons((DATA / "sinfo-R-N.txt").read_text(), "sinfo-R-N.txt")
     assert got["fdsl-node0004"] == ("drained", "admin | disk swap; ticket 42")
     assert got["fdsl-node0003"][1] == "fabricdoc: behind switch leaf02 (dead) [F002,F003]"
-    assert fabricdoc_drained(got) == ["fdsl-node0001", "fdsl-node0003"]
 
 
 def test_garbled_sinfo_line_is_a_parse_error_naming_the_line():
@@ -194,13 +192,12 @@ STATES = DATA_ROOT / "slurm" / "states"
 
 
 def _now_from_real_outputs():
-    from fabricdoc.scheduler.hostlists import expand_hostlist
     from fabricdoc.scheduler.slurm import slurm_now
     from fabricdoc.sources.slurm import parse_reservations, parse_sinfo_nodes
 
     nodes = parse_sinfo_nodes((STATES / "sinfo-N-all.txt").read_text())
     res = parse_reservations((STATES / "scontrol-show-res.txt").read_text())
-    return slurm_now(nodes, res, lambda e: expand_hostlist(e, "res"))
+    return slurm_now(nodes, res)
 
 
 def test_real_node_states_and_reservations_parse_with_their_text():

@@ -1,13 +1,21 @@
-"""The one host-list reader: Slurm hostlist syntax (``gpu[001-016],login1``) through python-hostlist.
+"""The one host-list rule: Slurm hostlist syntax (``gpu[001-016],login1``) through python-hostlist.
 
-Used wherever a user names a job's hosts: ``--job-hosts FILE`` (whitespace-
-or line-separated hostlists, ``#`` comments, ``-`` for stdin), ``--job-nodelist``
-and ``$SLURM_JOB_NODELIST``. A malformed expression is a ParseError naming it.
+Every place that reads or writes several host names uses it: ``--job-hosts FILE``
+(whitespace- or line-separated hostlists, ``#`` comments, ``-`` for stdin),
+``--job-nodelist``, ``$SLURM_JOB_NODELIST``, ``sweep --hosts``, a drain policy's
+maintenance list, Slurm reservations. A malformed expression is an error naming
+the input, never read as a literal name.
+
+>>> expand_hostlist("node[01-03],gpu7")
+['node01', 'node02', 'node03', 'gpu7']
+>>> compress_hostlist(["node03", "node01", "node02", "gpu7"])
+'gpu7,node[01-03]'
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 
 import hostlist
 
@@ -36,7 +44,10 @@ def _slurm_grammar(expr: str, source: str, line_no: int) -> None:
 
 
 def expand_hostlist(expr: str, source: str = "hostlist", line_no: int = 1) -> list[str]:
-    """Expand a Slurm hostlist into names in order, each once, like ``scontrol show hostnames``."""
+    """Expand a Slurm hostlist into names in order, each once, like ``scontrol show hostnames``.
+
+    A malformed one is a ParseError naming ``source`` (and ``line_no``; 0 for a one-line value).
+    """
     _slurm_grammar(expr.strip(), source, line_no)
     try:
         names = hostlist.expand_hostlist(expr.strip())
@@ -47,6 +58,12 @@ def expand_hostlist(expr: str, source: str = "hostlist", line_no: int = 1) -> li
     return list(dict.fromkeys(names))
 
 
+def compress_hostlist(names: Iterable[str]) -> str:
+    """The shortest Slurm hostlist naming exactly ``names`` (sorted, zero padding kept), like
+    ``scontrol show hostlist``; :func:`expand_hostlist` reads it back to the same set."""
+    return str(hostlist.collect_hostlist(list(dict.fromkeys(names))))
+
+
 def parse_host_list(text: str, source: str) -> list[str]:
     """Names from a host-list text: whitespace-separated hostlists, ``#`` comments, each name once."""
     out: list[str] = []
@@ -54,6 +71,15 @@ def parse_host_list(text: str, source: str) -> list[str]:
         for token in line.split("#", 1)[0].split():
             out.extend(expand_hostlist(token, source, no))
     return list(dict.fromkeys(out))
+
+
+def hosts_arg(value: str, option: str) -> list[str]:
+    """The hosts a command-line value names (hostlists separated by commas or spaces,
+    ``node[01-04],gpu7``); a malformed one is a ParseError and none at all a ConfigError, naming ``option``."""
+    hosts = list(dict.fromkeys(h for token in value.split() for h in expand_hostlist(token, option, 0)))
+    if not hosts:
+        raise ConfigError(f"{option}: no host names in {value!r}")
+    return hosts
 
 
 def read_host_list(path: str) -> list[str]:
