@@ -73,7 +73,7 @@ def bench(hosts: int, calls: int = 20, fat_tree_k: int | None = None) -> None:
         f"{shape}: generate {t1 - t0:.2f} s, setup {t2 - t1:.2f} s, first what_if {first:.2f} s, "
         f"what_if ring {ring_ms:.1f} ms/call, ring+tree {tree} "
         f"(busbw now {model.busbw():.0f} of {model.busbw(state='nominal'):.0f} Gb/s); "
-        f"impact section {took:.1f} s (tree {'skipped' if 'skipped' in section['by_algorithm']['tree'] else 'included'})"
+        f"impact section {took:.1f} s (tree {'skipped' if section.by_algorithm['tree'].skipped else 'included'})"
     )
 
 

@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_tui import build_report  # noqa: E402
 
+from fabricdoc.report.pairs import PairRow  # noqa: E402
 from fabricdoc.report.report import Report  # noqa: E402
 
 
@@ -36,8 +37,7 @@ def main() -> int:
     report = build_report(args.k)
     hosts = sorted(n["label"] for n in report.topology["nodes"] if n["kind"] == "host")
     report.pairs = [
-        {"src": [a, 1], "dst": [b, 1], "status": "ok", "busbw_gbps": 48.5, "expected_gbps": 50.0, "ratio": 0.97,
-         "round": i % 8, "test": "sendrecv", "wrong": None, "error": None}
+        PairRow((a, 1), (b, 1), "ok", busbw_gbps=48.5, expected_gbps=50.0, ratio=0.97, round=i % 8, test="sendrecv")
         for i, (a, b) in enumerate(zip(hosts, hosts[1:] + hosts[:1], strict=True))
     ]
     print(f"build report ({report.fabric['hosts']:,} hosts, {report.fabric['links']:,} links, "

@@ -33,6 +33,7 @@ from fabricdoc.bandwidth.runner import (
 )
 from fabricdoc.errors import ConfigError, FabricdocError
 from fabricdoc.fabric.identity import align
+from fabricdoc.impact.records import ImpactSection
 from fabricdoc.model.expectation import GroupJudge, TestJudgement
 from fabricdoc.model.findings import Finding
 from fabricdoc.model.records import GroupResult, LinkKey, Observations, PairResult, PortRef
@@ -279,7 +280,7 @@ def run_sweep(cfg: SweepConfig, progress: Progress | None = None) -> Report:
         report.run_id = state.run_id
     hold_drains(report, cfg.drain_policy, cfg.history)
     rates: dict[str, Any] = {}
-    pools: list[dict[str, Any]] = [{"pairs": report.pairs}]
+    pools: list[dict[str, Any]] = [report.test_pool()]
     if cfg.history:
         from fabricdoc.impact.jobcost import observed_rates
         from fabricdoc.report.history import History
@@ -317,7 +318,7 @@ def _partial(cfg: SweepConfig, state: _Progress, options: Options, started: floa
 
 
 def _impact(fabric: Fabric, findings: list[Finding], report: Report, cfg: SweepConfig,
-            rates: dict[str, Any], pools: list[dict[str, Any]]) -> dict[str, Any] | None:
+            rates: dict[str, Any], pools: list[dict[str, Any]]) -> ImpactSection:
     """The impact section; the efficiency is learned from the healthy tests of ``pools`` (this sweep's
     and, with a history store, its earlier sweeps of this fabric)."""
     from fabricdoc.impact.calibration import learned_efficiency

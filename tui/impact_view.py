@@ -6,13 +6,9 @@ from typing import Any
 
 from rich.text import Text
 
+from fabricdoc.impact.records import Busbw, ImpactSection, JobCost
 from fabricdoc.model.text import plural
-from fabricdoc.report.figures import (
-    alternatives,
-    busbw_figures,
-    remedy_text,
-    throughput_text,
-)
+from fabricdoc.report.figures import busbw_figures, remedy_text, throughput_text
 from fabricdoc.report.report import Report
 
 from .formatting import fmt_gbps, fmt_num, port_name, safe
@@ -32,72 +28,71 @@ def impact_text(report: Report, live: dict[str, float] | None) -> Text:
 
     A figure below 0.8 of nominal (the report's --slow-ratio when it was given) is red.
     """
-    imp = report.impact or {}
+    imp = report.impact or ImpactSection()
     out = Text(end="")
-    head = imp.get("allreduce_busbw_gbps") or live
-    alg = imp.get("algorithm", "ring")
+    head = imp.allreduce_busbw_gbps or (Busbw(**live) if live else None)
+    alg = imp.algorithm or "ring"
     out.append(f"AllReduce bus bandwidth ({alg}", style="bold")
-    if "job_hosts" in imp:
-        rails = imp.get("rails")
-        out.append(f", {imp['job_hosts']:,} hosts, " + (plural(rails, "rail") if isinstance(rails, int) else "? rails"),
+    if imp.job_hosts is not None:
+        rails = imp.rails
+        out.append(f", {imp.job_hosts:,} hosts, " + (plural(rails, "rail") if isinstance(rails, int) else "? rails"),
                    style="bold")
     out.append(")\n", style="bold")
-    if not head:
+    if head is None:
         out.append("the report carries no impact section\n", style="dim")
         return out
-    figures = busbw_figures(imp if imp.get("allreduce_busbw_gbps") else {"allreduce_busbw_gbps": live},
-                            len(report.drain))
-    for fig in figures:
+    for fig in busbw_figures(head, len(report.drain)):
         out.append(f"  {fig.label:<24}")
         out.append(f"{fmt_gbps(fig.gbps):>14}", style="bold" if fig.key != "nominal" else "")
         if fig.key != "nominal" and fig.of_nominal is not None:
             out.append(f"  {fig.of_nominal:6.1%} of nominal", style=_fraction_style(fig.of_nominal, report.slow_ratio))
         out.append("\n")
-    rec = imp.get("recommendation")
-    if isinstance(rec, dict) and rec:
+    rec = imp.recommendation
+    if rec is not None:
         out.append("  recommended remedy: ")
         out.append(safe(remedy_text(rec)))
-        out.append(f"\n    {rec.get('hosts', '?')} hosts, {throughput_text(rec.get('throughput_fraction'))}\n", style="dim")
-    for alg_name, fig in (imp.get("by_algorithm") or {}).items():
-        if alg_name == alg or not isinstance(fig, dict) or "nominal" not in fig:
+        out.append(f"\n    {'?' if rec.hosts is None else rec.hosts} hosts, {throughput_text(rec.throughput_fraction)}\n",
+                   style="dim")
+    for alg_name, fig in (imp.by_algorithm or {}).items():
+        if alg_name == alg or fig.nominal is None:
             continue
-        shown = busbw_figures({"allreduce_busbw_gbps": fig}, len(report.drain))
+        shown = busbw_figures(fig, len(report.drain))
         out.append(f"  {alg_name}: " + " · ".join(f"{f.label} {fmt_gbps(f.gbps)}" for f in shown) + "\n", style="dim")
-    bottleneck = ((imp.get("by_algorithm") or {}).get(alg) or {}).get("bottleneck_now")
-    if isinstance(bottleneck, dict) and bottleneck.get("capacity_gbps") is not None:
+    own = (imp.by_algorithm or {}).get(alg)
+    bottleneck = own.bottleneck_now if own is not None else None
+    if bottleneck is not None and bottleneck.capacity_gbps is not None:
         out.append("  bottleneck now: ")
-        out.append(safe(bottleneck.get("direction") or bottleneck.get("reason") or "?"))
-        flows = bottleneck.get("flows")
-        out.append(f"  {fmt_gbps(bottleneck.get('capacity_gbps'))} over "
+        out.append(safe(bottleneck.direction or bottleneck.reason or "?"))
+        flows = bottleneck.flows
+        out.append(f"  {fmt_gbps(bottleneck.capacity_gbps)} over "
                    + (plural(flows, "flow") if isinstance(flows, int) else "? flows"))
-        if bottleneck.get("finding"):
-            out.append(safe(f"  ({bottleneck['finding']} {bottleneck.get('reason') or ''})", "dim"))
+        if bottleneck.finding:
+            out.append(safe(f"  ({bottleneck.finding} {bottleneck.reason or ''})", "dim"))
         out.append("\n")
-    for w in alternatives(imp)[:3]:
+    for w in imp.alternatives[:3]:
         out.append("  alternative: ")
         out.append(safe(remedy_text(w)))
-        out.append(f" → {fmt_gbps(w.get('busbw_gbps'))}, {w.get('hosts', '?')} hosts, "
-                   f"{throughput_text(w.get('throughput_fraction'), basis=False)}\n")
-    job = imp.get("job")
-    if isinstance(job, dict):
-        out.append(_job_line(job))
+        out.append(f" → {fmt_gbps(w.busbw_gbps)}, {'?' if w.hosts is None else w.hosts} hosts, "
+                   f"{throughput_text(w.throughput_fraction, basis=False)}\n")
+    if imp.job is not None:
+        out.append(_job_line(imp.job))
     return out
 
 
-def _job_line(job: dict[str, Any]) -> Text:
-    def num(key: str) -> float | None:
-        value = job.get(key)
+def _job_line(job: JobCost) -> Text:
+    def num(value: Any) -> float | None:
         return value if isinstance(value, int | float) else None
 
-    parts = [f"{job['n_hosts']:,} hosts" if "n_hosts" in job else "", f"{fmt_num(job['hours'])} h" if "hours" in job else ""]
+    parts = [f"{job.n_hosts:,} hosts" if job.n_hosts is not None else "",
+             f"{fmt_num(job.hours)} h" if job.hours is not None else ""]
     facts = []
-    if (p := num("failure_probability")) is not None:
+    if (p := num(job.failure_probability)) is not None:
         facts.append(f"failure probability {p:.1%}")
-    if (m := num("mtbf_hours")) is not None:
+    if (m := num(job.mtbf_hours)) is not None:
         facts.append(f"MTBF {m:,.0f} h")
-    if (c := num("recommended_checkpoint_minutes")) is not None:
+    if (c := num(job.recommended_checkpoint_minutes)) is not None:
         facts.append(f"checkpoint every {c:,.0f} min")
-    if (lost := num("expected_lost_hours")) is not None:
+    if (lost := num(job.expected_lost_hours)) is not None:
         facts.append(f"expected loss {lost:,.2f} h")
     out = safe(f"  job ({', '.join(p for p in parts if p)}): " + " · ".join(facts), "dim")
     out.append("\n")

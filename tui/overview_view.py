@@ -41,9 +41,10 @@ def overview_text(index: ReportIndex) -> Text:
         out.append("\n")
     if not kinds:
         out.append("none\n", style="green")
-    if isinstance((rep.impact or {}).get("allreduce_busbw_gbps"), dict):
+    busbw = rep.impact.allreduce_busbw_gbps if rep.impact is not None else None
+    if busbw is not None:
         out.append("\nAllReduce busbw  ", style="bold")
-        out.append(" · ".join(f"{fig.label} {fmt_gbps(fig.gbps)}" for fig in busbw_figures(rep.impact, len(rep.drain))))
+        out.append(" · ".join(f"{fig.label} {fmt_gbps(fig.gbps)}" for fig in busbw_figures(busbw, len(rep.drain))))
         out.append("\n")
     bad_links = len(index.unhealthy_links())
     out.append(f"\nlinks with findings {bad_links:,} of {index.link_count:,}\n")

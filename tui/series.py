@@ -51,9 +51,8 @@ def history_series(index: ReportIndex, nid: str, port: int | None = None) -> dic
     label = index.label(nid)
     per_round: dict[int, list[float]] = defaultdict(list)
     for p in index.report.pairs:
-        ends = (p["src"], p["dst"])
-        if p.get("busbw_gbps") is not None and any(e[0] == label and (port is None or e[1] == port) for e in ends):
-            per_round[int(p.get("round", 0))].append(float(p["busbw_gbps"]))
+        if p.busbw_gbps is not None and any(e[0] == label and (port is None or e[1] == port) for e in (p.src, p.dst)):
+            per_round[int(p.round or 0)].append(float(p.busbw_gbps))
     values = [v for r in sorted(per_round) for v in per_round[r]]
     return {BANDWIDTH_SERIES: values} if len(values) > 1 else {}
 

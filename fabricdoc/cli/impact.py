@@ -5,10 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from fabricdoc.cli import args as a
 from fabricdoc.errors import FabricdocError
+
+if TYPE_CHECKING:
+    from fabricdoc.impact.records import ImpactSection, JobCost, Remedy
 
 EPILOG = """The model: NCCL ring and double-binary-tree AllReduce over the fabric's own routes,
 rail by rail; a ring runs at its slowest hop and links shared by several flows split their
@@ -119,7 +123,7 @@ def efficiency(args: argparse.Namespace, report: Any) -> Any:
             raise FabricdocError("give --efficiency or --calibrate-from, not both")
         return given_efficiency(args.efficiency)
     earlier = [Report.load(p) for p in args.calibrate_from or []]
-    pools = [{"pairs": r.pairs} for r in [report, *earlier]]
+    pools = [r.test_pool() for r in [report, *earlier]]
     what = f"this report and {len(earlier)} earlier" if earlier else "this report"
     if not earlier and args.history:
         from fabricdoc.report.history import History
@@ -131,13 +135,13 @@ def efficiency(args: argparse.Namespace, report: Any) -> Any:
     return learned_efficiency(pools, what)
 
 
-def given_what_if(fabric: Any, report: Any, args: argparse.Namespace) -> dict[str, Any]:
+def given_what_if(fabric: Any, report: Any, args: argparse.Namespace) -> Remedy:
     """The what-if the user asked for (--isolate, --drain), on the report's findings, as a ``given`` row."""
     from fabricdoc.errors import TopologyError
     from fabricdoc.fabric.fabricfile import parse_port
     from fabricdoc.impact.busbw import ImpactModel
     from fabricdoc.impact.reroute import resolve_link
-    from fabricdoc.impact.section import round_entry
+    from fabricdoc.impact.section import what_if_row
     from fabricdoc.model.hostlist import read_host_list
 
     model = ImpactModel(fabric, report.findings,
@@ -156,14 +160,14 @@ def given_what_if(fabric: Any, report: Any, args: argparse.Namespace) -> dict[st
         except TopologyError as e:
             raise FabricdocError(f"--drain: {e}") from None
     drain = sorted({*args.drain, *(d.node for d in report.drain)})
-    return round_entry({"choice": "given", **model.what_if(drain, ("ring",), links)})
+    return what_if_row({"choice": "given", **model.what_if(drain, ("ring",), links)})
 
 
 def run(args: argparse.Namespace) -> int:
     from fabricdoc.cli import common
     from fabricdoc.impact.section import impact_section
-    from fabricdoc.report.report import Report
     from fabricdoc.model.hostlist import read_host_list
+    from fabricdoc.report.report import Report
 
     path = a.report_path(args)
     report = Report.load(path)
@@ -183,12 +187,12 @@ def run(args: argparse.Namespace) -> int:
         sharp=args.sharp,
     )
     if args.isolate or args.drain:
-        section["what_if"].insert(0, given_what_if(fabric, report, args))
+        section = replace(section, what_if=(given_what_if(fabric, report, args), *(section.what_if or ())))
     if args.write:
         report.impact = section
         report.save(path)
     if args.json:
-        sys.stdout.write(json.dumps(section, indent=2, allow_nan=False) + "\n")
+        sys.stdout.write(json.dumps(section.as_dict(), indent=2, allow_nan=False) + "\n")
     else:
         print_section(section, common.stdout_console())
     return common.verdict_exit(report, args.command)
@@ -204,7 +208,7 @@ def _gbps(x: float | None) -> str:
     return "-" if x is None else f"{x:,.1f}"
 
 
-def print_section(section: dict[str, Any], console: Any) -> None:
+def print_section(section: ImpactSection, console: Any) -> None:
     """The impact section as three rich tables: busbw, what-if drains, job cost. Names are escaped."""
     from rich.table import Table
     from rich.text import Text
@@ -212,25 +216,26 @@ def print_section(section: dict[str, Any], console: Any) -> None:
     from fabricdoc.model.text import escape
     from fabricdoc.report.figures import BUSBW_KEYS, THROUGHPUT_BASIS, busbw_figures, cable_text
 
-    rails = section["rails"]
-    bw = Table(title=f"AllReduce busbw, Gb/s ({section['job_hosts']} hosts, {rails} rail{'s' if rails != 1 else ''})")
-    drained = len(next((w["drain"] for w in section["what_if"] if w.get("choice") == "report"), []))
-    heads = [f.label for f in busbw_figures(section, drained)]  # the labels the sweep summary and the TUI use
+    rails = section.rails
+    what_if = section.what_if or ()
+    bw = Table(title=f"AllReduce busbw, Gb/s ({section.job_hosts} hosts, {rails} rail{'s' if rails != 1 else ''})")
+    drained = len(next((w.drain for w in what_if if w.choice == "report"), ()))
+    heads = [f.label for f in busbw_figures(section.allreduce_busbw_gbps, drained)]  # as the summary and TUI say them
     for col in ("algorithm", *heads):
         bw.add_column(col, justify="left" if col == "algorithm" else "right")
     bottlenecks = []
-    for alg, row in section["by_algorithm"].items():
-        if "skipped" in row:
+    for alg, row in (section.by_algorithm or {}).items():
+        if row.skipped is not None:
             bw.add_row(alg, *["-"] * len(heads))
-            bottlenecks.append(f"{alg}: skipped: {escape(row['skipped'])}")
+            bottlenecks.append(f"{alg}: skipped: {escape(row.skipped)}")
             continue
-        b = row.get("bottleneck_now") or {}
-        where = b.get("direction") or b.get("reason") or ""
-        if where and b.get("flows"):
-            n = b["flows"]
-            where += (f" ({_gbps(b.get('capacity_gbps'))} Gb/s link, {n} flows share it)" if n != 1
-                      else f" ({_gbps(b.get('capacity_gbps'))} Gb/s link, this flow alone)")
-        bw.add_row(alg, *[_gbps(row.get(k)) for k in BUSBW_KEYS[:len(heads)]])
+        b = row.bottleneck_now
+        where = (b.direction or b.reason or "") if b is not None else ""
+        if where and b is not None and b.flows:
+            n = b.flows
+            where += (f" ({_gbps(b.capacity_gbps)} Gb/s link, {n} flows share it)" if n != 1
+                      else f" ({_gbps(b.capacity_gbps)} Gb/s link, this flow alone)")
+        bw.add_row(alg, *[_gbps(getattr(row, k)) for k in BUSBW_KEYS[:len(heads)]])
         if where:
             bottlenecks.append(f"{alg} bottleneck now: {escape(where)}")
     console.print(bw)
@@ -238,43 +243,54 @@ def print_section(section: dict[str, Any], console: Any) -> None:
         console.print(Text(line))
     if "recommended" in heads:
         console.print(Text("recommended: the first what-if row below"))
-    expected = section.get("expected_busbw") or {}
-    for alg, row in (expected.get("by_algorithm") or {}).items():
-        if row.get("expected"):
-            console.print(Text(f"expected {alg} (x{row['efficiency']:.2f}): " + " / ".join(
-                f"{k} {_gbps(v)}" for k, v in row["expected"].items()) + f" Gb/s; assumes {escape(row['assumes'])}"))
-    if expected.get("efficiency_source"):
-        console.print(Text(f"efficiency: {escape(expected['efficiency_source'])}"))
+    expected = section.expected_busbw
+    for alg, exp in ((expected.by_algorithm if expected else None) or {}).items():
+        shown = list(exp.expected.items()) if exp.expected is not None else []
+        if shown:
+            console.print(Text(f"expected {alg} (x{exp.efficiency:.2f}): " + " / ".join(
+                f"{k} {_gbps(v)}" for k, v in shown) + f" Gb/s; assumes {escape(exp.assumes)}"))
+    if expected is not None and expected.efficiency_source:
+        console.print(Text(f"efficiency: {escape(expected.efficiency_source)}"))
 
     wi = Table(title="What if we drain hosts / take ports out of service ... (busbw in Gb/s; ranked by job "
                      f"throughput: {THROUGHPUT_BASIS})")
     for col in ("choice", "drain (and out of service)", "hosts", "busbw", "vs nominal", "job throughput"):
         wi.add_column(col, justify="left" if col in ("choice", "drain (and out of service)") else "right")
-    for w in section["what_if"]:
-        what = _names(w["drain"]) or "(nothing)"
-        if w.get("isolate"):
-            what += "\nout of service: " + _names([cable_text(k) for k in w["isolate"]])
-        wi.add_row(w["choice"], Text(what), str(w["hosts"]),
-                   _gbps(w["busbw_gbps"]), f"{w['vs_nominal']:.1%}", f"{w['throughput_fraction']:.1%}")
+    for w in what_if:
+        what = _names(list(w.drain)) or "(nothing)"
+        if w.isolate:
+            what += "\nout of service: " + _names([cable_text(k) for k in w.isolate])
+        wi.add_row(w.choice, Text(what), str(w.hosts),
+                   _gbps(w.busbw_gbps), f"{w.vs_nominal:.1%}", f"{w.throughput_fraction:.1%}")
     console.print(wi)
-    if section.get("routing_engine"):
-        console.print(Text(f"ports out of service are routed around by {escape(section['routing_engine'])}"))
+    if section.routing_engine:
+        console.print(Text(f"ports out of service are routed around by {escape(section.routing_engine)}"))
 
-    job = section["job"]
-    jt = Table(title=f"Job cost: {job['n_hosts']} hosts for {job['hours']:g} h", show_header=False)
+    if section.job is not None:
+        _print_job(section.job, console)
+    if section.unmapped_findings:
+        console.print(Text(f"findings not placed on a link: {', '.join(escape(f) for f in section.unmapped_findings)}"))
+    for u in section.uncosted_findings or ():
+        console.print(Text(f"not in the figures: {escape(u.finding)}: {escape(u.why)}"))
+
+
+def _print_job(job: JobCost, console: Any) -> None:
+    """The job cost table."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from fabricdoc.model.text import escape
+
+    jt = Table(title=f"Job cost: {job.n_hosts} hosts for {job.hours:g} h", show_header=False)
     jt.add_column("what")
     jt.add_column("value", justify="right")
-    mtbf = job["mtbf_hours"]
-    ckpt = job["recommended_checkpoint_minutes"]
-    jt.add_row("P(at least one failure)", f"{job['failure_probability']:.1%}")
-    jt.add_row("expected failures", f"{job['expected_failures']:.2f}")
+    mtbf = job.mtbf_hours
+    ckpt = job.recommended_checkpoint_minutes
+    jt.add_row("P(at least one failure)", f"{job.failure_probability:.1%}")
+    jt.add_row("expected failures", f"{job.expected_failures:.2f}")
     jt.add_row("job MTBF", "-" if mtbf is None else f"{mtbf:,.1f} h")
     jt.add_row("checkpoint every (Young/Daly)", "-" if ckpt is None else f"{ckpt:,.0f} min")
-    jt.add_row("expected lost work", f"{job['expected_lost_hours']:.2f} h")
-    jt.add_row("expected goodput", f"{job['expected_goodput']:.1%}")
-    jt.add_row("failure rate", Text(escape(job["rate_source"])))
+    jt.add_row("expected lost work", f"{job.expected_lost_hours:.2f} h")
+    jt.add_row("expected goodput", f"{job.expected_goodput:.1%}")
+    jt.add_row("failure rate", Text(escape(job.rate_source)))
     console.print(jt)
-    if section.get("unmapped_findings"):
-        console.print(Text(f"findings not placed on a link: {', '.join(escape(f) for f in section['unmapped_findings'])}"))
-    for u in section.get("uncosted_findings") or []:
-        console.print(Text(f"not in the figures: {escape(u['finding'])}: {escape(u['why'])}"))

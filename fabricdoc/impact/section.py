@@ -10,6 +10,19 @@ from fabricdoc.impact import jobcost
 from fabricdoc.impact.busbw import ALGORITHMS, ImpactModel
 from fabricdoc.impact.calibration import Efficiency, expected_section, sharp_busbw
 from fabricdoc.impact.effects import uncosted
+from fabricdoc.impact.records import (
+    AlgorithmFigures,
+    Bottleneck,
+    Busbw,
+    ExpectedBusbw,
+    ImpactSection,
+    JobCost,
+    LinkEffectRow,
+    Recommendation,
+    Remedy,
+    Uncosted,
+    cable,
+)
 from fabricdoc.impact.remedies import best_remedies
 from fabricdoc.impact.reroute import ENGINE_WORDS
 from fabricdoc.model.findings import Finding
@@ -31,14 +44,14 @@ def impact_section(
     remedy_max_hosts: int = 16384,
     efficiency: Efficiency | None = None,
     sharp: bool = False,
-) -> dict[str, Any]:
-    """The report's ``impact`` dict: AllReduce busbw nominal / now / after draining, what-if, job cost.
+) -> ImpactSection:
+    """The report's impact section: AllReduce busbw nominal / now / after draining, what-if, job cost.
 
     ``checkpoint_minutes`` is the time one checkpoint takes to write.
     ``failure_rates`` may hold ``host_per_hour`` or ``host_mtbf_hours`` (else the
     documented default), ``link_per_hour`` / ``switch_per_hour`` (per component
     on the fabric, spread over the job's share of it), ``restart_minutes`` and
-    ``source`` (a description). Every value is JSON-able (no NaN or infinity).
+    ``source`` (a description). No figure is NaN or infinite (those are None).
     Above ``tree_max_hosts`` job hosts only the ring is computed (the headline
     is the ring either way). The recommendation is the best remedy by predicted
     job throughput (:mod:`fabricdoc.impact.remedies`: the drain list, plus port
@@ -114,33 +127,48 @@ def impact_section(
         figures["sharp"] = {"nominal": sharp_busbw(m, None, "nominal"), "now": sharp_busbw(m, None, "now"),
                             "recommended": sharp_busbw(m, [h for h in m.job_hosts if h not in set(recommended["drain"])])}
     headline = by_alg["ring"]
-    return _clean({
-        "algorithm": "ring",
-        "job_hosts": len(m.job_hosts),
-        "rails": m.detail(None, "ring", "nominal")["rails"],
-        "allreduce_busbw_gbps": {k: headline[k] for k in ("nominal", "now", "after_drain", "recommended")},
-        "by_algorithm": by_alg,
-        "routing_engine": ENGINE_WORDS[m.engine],
-        "recommendation": round_entry({
-            "drain": recommended["drain"], "isolate": recommended["isolate"], "hosts": recommended["hosts"],
-            **{f"{alg}_busbw_gbps": recommended[f"{alg}_busbw_gbps"] for alg in algorithms},
-            "busbw_gbps": recommended["busbw_gbps"], "vs_nominal": recommended["vs_nominal"],
-            "throughput_fraction": recommended["throughput_fraction"],
-            "why": _why(chosen is not None, len(m.job_hosts) <= remedy_max_hosts),
-            "findings": _named_findings(m, recommended),
-        }),
-        "what_if": [round_entry(w) for w in what_if],
-        "expected_busbw": expected_section(figures, efficiency, measured=measured),
-        "job": job,
-        "link_effects": [
-            {"link": [[fabric.label(e.link.a.node), e.link.a.port], [fabric.label(e.link.b.node), e.link.b.port]],
-             "capacity_gbps": e.capacity_gbps, "nominal_gbps": fabric.links[e.link].nominal_gbps,
-             "down": e.down, "rule": e.rule, "finding": e.finding}
+    return ImpactSection(
+        algorithm="ring",
+        job_hosts=len(m.job_hosts),
+        rails=m.detail(None, "ring", "nominal")["rails"],
+        allreduce_busbw_gbps=Busbw(**{k: headline[k] for k in ("nominal", "now", "after_drain", "recommended")}),
+        by_algorithm={alg: _figures(fig) for alg, fig in by_alg.items()},
+        routing_engine=ENGINE_WORDS[m.engine],
+        recommendation=Recommendation(
+            drain=tuple(recommended["drain"]), isolate=tuple(cable(c) for c in recommended["isolate"]),
+            hosts=recommended["hosts"], ring_busbw_gbps=_fig(recommended["ring_busbw_gbps"]),
+            tree_busbw_gbps=_fig(recommended["tree_busbw_gbps"]) if "tree" in algorithms else None,
+            busbw_gbps=_fig(recommended["busbw_gbps"]), vs_nominal=_fig(recommended["vs_nominal"]),
+            throughput_fraction=_fig(recommended["throughput_fraction"]),
+            why=_why(chosen is not None, len(m.job_hosts) <= remedy_max_hosts),
+            findings=tuple(_named_findings(m, recommended)),
+        ),
+        what_if=tuple(what_if_row(w) for w in what_if),
+        expected_busbw=ExpectedBusbw.from_dict(_clean(expected_section(figures, efficiency, measured=measured))),
+        job=JobCost.from_dict(_clean(job)),
+        link_effects=tuple(
+            LinkEffectRow(cable([[fabric.label(e.link.a.node), e.link.a.port], [fabric.label(e.link.b.node), e.link.b.port]]),
+                          *_clean([e.capacity_gbps, fabric.links[e.link].nominal_gbps]), e.down, e.rule, e.finding)
             for e in m.effects.values()
-        ],
-        "unmapped_findings": m.unmapped,
-        "uncosted_findings": uncosted(m.findings),
-    })
+        ),
+        unmapped_findings=tuple(m.unmapped),
+        uncosted_findings=tuple(Uncosted(u["finding"], u["why"]) for u in uncosted(m.findings)),
+    )
+
+
+def what_if_row(entry: dict[str, Any]) -> Remedy:
+    """A what-if row from an :meth:`ImpactModel.what_if` result with its ``choice``, figures rounded."""
+    return Remedy.from_dict(_clean(round_entry(entry)))
+
+
+def _figures(fig: dict[str, Any]) -> AlgorithmFigures:
+    """One algorithm's figures (or why it was skipped) as the section keeps them."""
+    if "skipped" in fig:
+        return AlgorithmFigures(skipped=fig["skipped"])
+    bottleneck = fig["bottleneck_now"]
+    return AlgorithmFigures(fig["nominal"], fig["now"], fig["after_drain"], tuple(fig["per_rail_now"]),
+                            None if bottleneck is None else Bottleneck.from_dict(_clean(bottleneck)),
+                            fig["recommended"])
 
 
 _REMEDY_TREE_MAX_HOSTS = 1024  # above, remedies are ranked by the ring alone (tree routes per state cost more)
@@ -187,9 +215,14 @@ def _num(x: float) -> float:
     return round(float(x), 4) if math.isfinite(x) else 0.0
 
 
+def _fig(v: Any) -> Any:
+    """A figure rounded for the report (a float; anything else as it is)."""
+    return _num(v) if isinstance(v, float) else v
+
+
 def round_entry(w: dict[str, Any]) -> dict[str, Any]:
     """A what-if entry with its figures rounded for the report."""
-    return {k: (_num(v) if isinstance(v, float) else v) for k, v in w.items()}
+    return {k: _fig(v) for k, v in w.items()}
 
 
 def _clean(obj: Any) -> Any:

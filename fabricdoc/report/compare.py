@@ -207,8 +207,9 @@ def _only_in(these: list[str], those: list[str]) -> tuple[str, ...]:
 
 
 def _busbw(r: Report) -> dict[str, Any]:
-    bw = (r.impact or {}).get("allreduce_busbw_gbps")
-    return bw if isinstance(bw, dict) else {}
+    """The report's headline busbw figures by name (none without an impact section)."""
+    bw = r.impact.allreduce_busbw_gbps if r.impact is not None else None
+    return {} if bw is None else {key: bw.figure(key) for key in BUSBW_KEYS}
 
 
 def _deltas(old: dict[str, Any], new: dict[str, Any], order: tuple[str, ...] = ()) -> tuple[Delta, ...]:

@@ -6,13 +6,14 @@ recommended), job throughput and remedies from here, so one report never reads t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
+from fabricdoc.impact.records import BUSBW_KEYS, AlgorithmFigures, Busbw
 from fabricdoc.model.text import escape, plural
 
 THROUGHPUT_BASIS = "hosts kept x busbw, against every host at nominal busbw"
-BUSBW_KEYS = ("nominal", "now", "after_drain", "recommended")
 
 
 @dataclass(frozen=True)
@@ -25,18 +26,30 @@ class Figure:
     of_nominal: float | None
 
 
-def busbw_figures(impact: dict[str, Any] | None, drained: int) -> list[Figure]:
+class Remedial(Protocol):
+    """What a remedy changes: the hosts it drains and the cables it takes out of service."""
+
+    @property
+    def drain(self) -> Sequence[str]: ...
+
+    @property
+    def isolate(self) -> Sequence[Any] | None: ...
+
+
+def busbw_figures(bw: Busbw | AlgorithmFigures | None, drained: int) -> list[Figure]:
     """Nominal, now, after drain (of ``drained`` hosts) and recommended busbw in Gb/s, each with its share
-    of nominal; recommended only where the impact section has one."""
-    bw = (impact or {}).get("allreduce_busbw_gbps") or {}
-    nominal = _num(bw.get("nominal"))
+    of nominal (``bw``: the impact section's headline figures, or one algorithm's); recommended only where
+    there is one."""
+    if bw is None:
+        return []
+    nominal = _num(bw.nominal)
     labels = {"nominal": "nominal", "now": "now", "after_drain": f"after drain ({plural(drained, 'host')})",
               "recommended": "recommended"}
     out = []
     for key in BUSBW_KEYS:
-        if key == "recommended" and key not in bw:
+        if key == "recommended" and bw.recommended is None:
             continue
-        value = _num(bw.get(key))
+        value = _num(getattr(bw, key))
         share = value / nominal if value is not None and nominal else None
         out.append(Figure(key, labels[key], value, share))
     return out
@@ -50,11 +63,11 @@ def throughput_text(fraction: Any, basis: bool = True) -> str:
     return f"job throughput {shown} of nominal" + (f" ({THROUGHPUT_BASIS})" if basis else "")
 
 
-def remedy_text(entry: dict[str, Any], limit: int = 6) -> str:
+def remedy_text(entry: Remedial, limit: int = 6) -> str:
     """What a remedy changes: the hosts it drains and the cables it takes out of service (names escaped;
     ``limit`` names each at most, 0 only counts them)."""
-    drain = [str(h) for h in entry.get("drain") or []]
-    cables = [cable_text(c) for c in entry.get("isolate") or []]
+    drain = [str(h) for h in entry.drain or ()]
+    cables = [cable_text(c) for c in entry.isolate or ()]
     parts = []
     if drain:
         parts.append("drain " + _listed(drain, limit, "host"))
@@ -66,11 +79,6 @@ def remedy_text(entry: dict[str, Any], limit: int = 6) -> str:
 def cable_text(link: Any) -> str:
     """``a[1] -- b[2]`` for a report's ``[[label, port], [label, port]]`` cable (names escaped)."""
     return " -- ".join(f"{escape(str(n))}[{p}]" for n, p in link)
-
-
-def alternatives(impact: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """The impact section's alternative remedies (already deduplicated, none only tying the recommendation)."""
-    return [w for w in (impact or {}).get("what_if") or [] if isinstance(w, dict) and w.get("choice") == "alternative"]
 
 
 def _listed(names: list[str], limit: int, noun: str) -> str:

@@ -193,9 +193,8 @@ class History:
             self.db.executemany("INSERT INTO drains VALUES (?,?,?)", [(sid, d.node, d.reason) for d in report.drain])
             self.db.executemany(
                 "INSERT INTO tests VALUES (?,?,?,?,?,?,?,?,?,?)",
-                [(sid, f"{p['src'][0]}[{p['src'][1]}]", f"{p['dst'][0]}[{p['dst'][1]}]", p.get("status", ""),
-                  p.get("busbw_gbps"), p.get("expected_gbps"), p.get("ratio"), p.get("size_bytes"), p.get("test"),
-                  None if p.get("slow") is None else int(bool(p.get("slow"))))
+                [(sid, f"{p.src[0]}[{p.src[1]}]", f"{p.dst[0]}[{p.dst[1]}]", p.status or "", p.busbw_gbps,
+                  p.expected_gbps, p.ratio, p.size_bytes, p.test, None if p.slow is None else int(bool(p.slow)))
                  for p in report.pairs],
             )
         return sid

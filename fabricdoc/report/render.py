@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from fabricdoc.impact.records import ExpectedBusbw, Recommendation
 from fabricdoc.model.evidence import (
     CandidatesEvidence,
 )
@@ -20,38 +21,38 @@ def action_line(action: Action) -> str:
     return f"{action.urgency.upper()} ({safe(action.who)}): {safe(action.do)}"
 
 
-def expected_lines(expected: dict | None) -> list[str]:
+def expected_lines(expected: ExpectedBusbw | None) -> list[str]:
     """The calibrated expected ring busbw and where its efficiency came from (nothing when uncalibrated)."""
-    if not expected or not expected.get("calibrated"):
+    if expected is None or not expected.calibrated:
         return []
-    ring = (expected.get("by_algorithm") or {}).get("ring") or {}
-    fig = ring.get("expected") or {}
-    if not fig or not isinstance(ring.get("efficiency"), int | float):
+    ring = (expected.by_algorithm or {}).get("ring")
+    fig = list(ring.expected.items()) if ring is not None and ring.expected is not None else []
+    if ring is None or not fig or not isinstance(ring.efficiency, int | float):
         return []
-    kept = set(ring.get("measured") or [])
+    kept = set(ring.measured or ())
     parts = " / ".join(f"{k} {v:.1f}" + (" (measured)" if k in kept else "")
-                       for k, v in fig.items() if isinstance(v, int | float))
-    return [f"expected (ring, x{ring['efficiency']:.2f} efficiency {safe(expected.get('efficiency_source', ''))}): {parts}"]
+                       for k, v in fig if isinstance(v, int | float))
+    return [f"expected (ring, x{ring.efficiency:.2f} efficiency {safe(expected.efficiency_source or '')}): {parts}"]
 
 
-def recommendation_lines(rec: dict | None) -> list[str]:
+def recommendation_lines(rec: Recommendation | None) -> list[str]:
     """The impact section's recommendation: ports to take out of service and hosts to drain, and what it predicts."""
-    if not rec:
+    if rec is None:
         return []
-    frac = rec.get("throughput_fraction")
-    head = f"recommended: {rec.get('hosts')} hosts"
+    frac = rec.throughput_fraction
+    head = f"recommended: {rec.hosts} hosts"
     if isinstance(frac, int | float):
         head += f", {throughput_text(frac)}"
-    isolate = rec.get("isolate") or []
-    if not isolate and rec.get("why"):
-        head += f" ({safe(rec['why'])})"
+    isolate = rec.isolate
+    if not isolate and rec.why:
+        head += f" ({safe(rec.why)})"
     lines = [head]
     if isolate:
-        ids = ", ".join(safe(f) for f in rec.get("findings") or [])
+        ids = ", ".join(safe(f) for f in rec.findings or ())
         cables = plural(len(isolate), "cable")
         lines.append(f"  take out of service ({cables}, routed around){f' for {ids}' if ids else ''}:")
         lines += ["    " + cable_text(link) for link in isolate]
-    drain = rec.get("drain") or []
+    drain = rec.drain
     lines.append(f"  drain: {', '.join(safe(h) for h in drain[:10])}{f' (+{len(drain) - 10})' if len(drain) > 10 else ''}"
                  if drain else "  drain: none")
     return lines
@@ -174,15 +175,15 @@ def summary_text(report: Report, evidence_per_finding: int = 3) -> str:
                 lines.append(f"{'':>{w + 1}}  (+{len(facts) - evidence_per_finding} more evidence items in the JSON report)")
             if fd.action is not None:
                 lines.append(f"{'':>{w + 1}}> {action_line(fd.action)}")
-    if report.impact and report.impact.get("allreduce_busbw_gbps"):
+    impact = report.impact
+    if impact is not None and impact.allreduce_busbw_gbps is not None:
         lines.append("")
         lines.append("AllReduce busbw (Gb/s): " + " / ".join(
             f"{fig.label} {fig.gbps:.1f}" if fig.gbps is not None else f"{fig.label} n/a"
-            for fig in busbw_figures(report.impact, len(report.drain))))
-        lines += expected_lines(report.impact.get("expected_busbw"))
-        lines += recommendation_lines(report.impact.get("recommendation"))
-        lines += [f"not in the figures: {safe(u.get('finding', ''))}: {safe(u.get('why', ''))}"
-                  for u in report.impact.get("uncosted_findings") or []]
+            for fig in busbw_figures(impact.allreduce_busbw_gbps, len(report.drain))))
+        lines += expected_lines(impact.expected_busbw)
+        lines += recommendation_lines(impact.recommendation)
+        lines += [f"not in the figures: {safe(u.finding)}: {safe(u.why)}" for u in impact.uncosted_findings or ()]
     lines.append("")
     if report.drain:
         lines.append(f"drain ({plural(len(report.drain), 'host')}):")

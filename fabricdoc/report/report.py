@@ -19,6 +19,7 @@ from typing import Any
 from fabricdoc.analysis.actions import attach_actions
 from fabricdoc.analysis.runtime import TEST as JOB_CONNECTION
 from fabricdoc.errors import FabricdocError
+from fabricdoc.impact.records import ImpactSection
 from fabricdoc.model.expectation import Judged, TestJudgement, judge_observations
 from fabricdoc.model.findings import Finding
 from fabricdoc.model.inputs import loads_json, read_text
@@ -35,6 +36,13 @@ from fabricdoc.report.drain import DrainEntry, drain_list
 from fabricdoc.report.drain_policy import DrainPolicy, Held, apply_drain_policy
 from fabricdoc.report.files import write_atomic
 from fabricdoc.report.loads import link_loads
+from fabricdoc.report.pairs import (
+    PairRow,
+    from_pair_columns,
+    pair_columns,
+    row_columns,
+    rows_from_columns,
+)
 
 SCHEMA_ID = "fabricdoc.report/v1"
 COMPACT_MIN = 4096
@@ -58,9 +66,9 @@ class Report:
     drain: list[DrainEntry]
     tests: dict[str, Any]
     probes: list[dict[str, Any]] = field(default_factory=list)
-    pairs: list[dict[str, Any]] = field(default_factory=list)
+    pairs: list[PairRow] = field(default_factory=list)
     groups: list[dict[str, Any]] = field(default_factory=list)  # group collectives (load tests), when any ran
-    impact: dict[str, Any] | None = None
+    impact: ImpactSection | None = None
     topology: dict[str, Any] | None = None
     thresholds: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_THRESHOLDS))
     coverage: dict[str, Any] = field(default_factory=lambda: Coverage().to_dict())
@@ -150,7 +158,7 @@ class Report:
             drain=drain if drain is not None else drain_list(fabric, findings),
             tests=tests,
             probes=[asdict(p) for p in obs.probes],
-            pairs=[_pair_dict(fabric, p, judged.pairs[i]) for i, p in enumerate(pairs)],
+            pairs=[PairRow.of(fabric, p, judged.pairs[i]) for i, p in enumerate(pairs)],
             groups=[_group_dict(fabric, g, judged.groups[j]) for j, g in enumerate(obs.groups)],
             topology=topology_dict(fabric, link_loads(fabric, obs)) if include_topology else None,
             thresholds=limits,
@@ -158,7 +166,8 @@ class Report:
         )
 
     # -- JSON ------------------------------------------------------------------
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, pairs: bool = True) -> dict[str, Any]:
+        """The report as JSON-able data (``pairs`` False: without the pair list, which the caller writes)."""
         out: dict[str, Any] = {
             "schema": self.schema,
             "run_id": self.run_id,
@@ -177,12 +186,14 @@ class Report:
             "tests": self.tests,
             **({"expectations": self.expectations} if self.expectations is not None else {}),
             "probes": self.probes,
-            "pairs": self.pairs if self._pairs_columns is None else from_pair_columns(self._pairs_columns),
         }
+        if pairs:
+            out["pairs"] = ([p.as_dict() for p in self.pairs] if self._pairs_columns is None
+                            else from_pair_columns(self._pairs_columns))
         if self.groups:
             out["groups"] = self.groups
         if self.impact is not None:
-            out["impact"] = self.impact
+            out["impact"] = self.impact.as_dict()
         topology = self.topology
         if topology is None and self._topology_columns is not None:  # kept as columns: nothing is lost
             topology = from_topology_columns(self._topology_columns)
@@ -192,15 +203,16 @@ class Report:
 
     def to_document(self) -> dict[str, Any]:
         """What :meth:`save` writes: :meth:`to_dict`, with a large topology or pair list as columns."""
-        out = self.to_dict()
+        rows = len(self.pairs) > COMPACT_MIN and self._pairs_columns is None  # columns straight from the rows
+        out = self.to_dict(pairs=not rows)
         topo = out.get("topology")
         if topo is not None and len(topo["nodes"]) + len(topo["links"]) > COMPACT_MIN:
             del out["topology"]
             out["topology_columns"] = topology_columns(topo)
-        pairs = out["pairs"]
-        if len(pairs) > COMPACT_MIN:
-            del out["pairs"]
-            out["pairs_columns"] = pair_columns(pairs)
+        if rows:
+            out["pairs_columns"] = row_columns(self.pairs)
+        elif len(out["pairs"]) > COMPACT_MIN:
+            out["pairs_columns"] = pair_columns(out.pop("pairs"))
         return out
 
     def to_json(self, indent: int | None = 2) -> str:
@@ -241,9 +253,10 @@ class Report:
             expectations=data.get("expectations"),
             tests=data["tests"],
             probes=data.get("probes", []),
-            pairs=[] if keep_pairs else from_pair_columns(pair_cols) if pair_cols is not None else data.get("pairs", []),
+            pairs=[] if keep_pairs else rows_from_columns(pair_cols) if pair_cols is not None
+            else [PairRow.from_dict(p) for p in data.get("pairs", [])],
             groups=data.get("groups", []),
-            impact=data.get("impact"),
+            impact=None if data.get("impact") is None else ImpactSection.from_dict(data["impact"]),
             topology=None if keep else from_topology_columns(columns) if columns is not None else data.get("topology"),
             _topology_columns=columns if keep else None,
             _pairs_columns=pair_cols if keep_pairs else None,
@@ -261,6 +274,11 @@ class Report:
         path = Path(path)
         with gc_paused():  # hundreds of thousands of new dicts: each collection pass would walk them all
             return cls.from_dict(loads_json(read_text(path, "report"), str(path)), str(path), keep_columns=keep_columns)
+
+    def test_pool(self) -> dict[str, Any]:
+        """The report's tests in the shape of one of the history store's pools (``{"pairs": [...]}``, see
+        :meth:`fabricdoc.report.history.History.test_pools`): what an efficiency is learned from."""
+        return {"pairs": [p.as_dict() for p in self.pairs]}
 
     def save(self, path: str | Path) -> Path:
         return write_atomic(path, self.to_json() + "\n")
@@ -314,24 +332,6 @@ def _group_dict(fabric: Fabric, g, judged: Judged) -> dict[str, Any]:
     }
 
 
-def _pair_dict(fabric: Fabric, p, judged: Judged) -> dict[str, Any]:
-    return {
-        "src": [fabric.label(p.src.node), p.src.port],
-        "dst": [fabric.label(p.dst.node), p.dst.port],
-        "status": p.status,
-        "busbw_gbps": p.busbw_gbps,
-        "expected_gbps": p.expected_gbps,
-        "ratio": None if p.ratio is None else round(p.ratio, 4),
-        "relative": None if judged.relative is None else round(judged.relative, 4),
-        "slow": p.status == "hung" or (p.status == "ok" and judged.slow),
-        "round": p.round,
-        "test": p.test,
-        "wrong": p.wrong,
-        "error": p.error,
-        "size_bytes": p.size_bytes,
-    }
-
-
 def topology_dict(fabric: Fabric, loads: dict[LinkKey, float] | None = None) -> dict[str, Any]:
     """The fabric as JSON-able lists: nodes (id, label, kind, ports, guid, attrs) and links (with their
     ``load`` during the sweep where counters told it, see :func:`fabricdoc.report.loads.link_loads`)."""
@@ -373,8 +373,6 @@ def topology_dict(fabric: Fabric, loads: dict[LinkKey, float] | None = None) -> 
 
 _SPLICE = "\x00fabricdoc columns\x00"  # placeholder to_json swaps for a one-line column block
 _LINK_FIELDS = ("lanes", "lane_gbps", "max_lanes", "max_lane_gbps", "state")
-_PAIR_FIELDS = ("status", "busbw_gbps", "expected_gbps", "ratio", "relative", "slow", "round", "test", "wrong", "error",
-                "size_bytes")
 
 
 def topology_columns(topo: dict[str, Any]) -> dict[str, Any]:
@@ -420,25 +418,6 @@ def from_topology_columns(cols: dict[str, Any]) -> dict[str, Any]:
         if load is not None:
             link["load"] = load
     return {"nodes": nodes, "links": links}
-
-
-def pair_columns(pairs: list[dict[str, Any]]) -> dict[str, Any]:
-    """The pair list as columns: ``src`` / ``dst`` labels, ``src_port`` / ``dst_port``, then one per field."""
-    return {
-        "src": [p["src"][0] for p in pairs], "src_port": [p["src"][1] for p in pairs],
-        "dst": [p["dst"][0] for p in pairs], "dst_port": [p["dst"][1] for p in pairs],
-        **{f: [p.get(f) for p in pairs] for f in _PAIR_FIELDS if any(f in p for p in pairs)},
-    }  # fmt: skip
-
-
-def from_pair_columns(cols: dict[str, Any]) -> list[dict[str, Any]]:
-    """Inverse of :func:`pair_columns`."""
-    fields = [f for f in _PAIR_FIELDS if f in cols]
-    return [
-        {"src": [s, sp], "dst": [d, dp], **dict(zip(fields, rest, strict=True))}
-        for s, sp, d, dp, *rest in zip(cols["src"], cols["src_port"], cols["dst"], cols["dst_port"],
-                                       *(cols[f] for f in fields), strict=True)
-    ]
 
 
 @gc_paused()  # it only allocates: 196,608 links at 65,536 hosts, no garbage for a collection pass to find

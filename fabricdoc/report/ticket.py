@@ -57,7 +57,7 @@ def ticket(report: Report, ids: Sequence[str] = (), fmt: str = "markdown", filte
         out += _finding(f, md)
     while out and not out[-1]:
         out.pop()
-    figures = busbw_figures(report.impact, len(report.drain))
+    figures = busbw_figures(report.impact.allreduce_busbw_gbps if report.impact else None, len(report.drain))
     if figures:
         out += ["", ("## " if md else "") + "AllReduce busbw (Gb/s)", ""]
         shown = [f"{f.gbps:.1f}" if f.gbps is not None else "n/a" for f in figures]
@@ -66,10 +66,10 @@ def ticket(report: Report, ids: Sequence[str] = (), fmt: str = "markdown", filte
                     "| " + " | ".join(shown) + " |"]
         else:
             out.append(" / ".join(f"{f.label} {s}" for f, s in zip(figures, shown, strict=True)))
-        rec = (report.impact or {}).get("recommendation")
-        if rec:
-            out += ["", f"recommended: {t(remedy_text(rec, limit=20))}; {rec.get('hosts')} hosts, "
-                        f"{throughput_text(rec.get('throughput_fraction'))}"]
+        rec = report.impact.recommendation if report.impact else None
+        if rec is not None:
+            out += ["", f"recommended: {t(remedy_text(rec, limit=20))}; {rec.hosts} hosts, "
+                        f"{throughput_text(rec.throughput_fraction)}"]
     if what_if is not None:
         out += ["", ("## " if md else "") + "What-if tried", "", _what_if(what_if, t)]
     out += ["", ("## " if md else "") + "Drain", ""]
@@ -110,7 +110,6 @@ def _finding(f: Finding, md: bool) -> list[str]:
 
 
 def _what_if(w: WhatIf, t: Any) -> str:
-    entry = {"drain": list(w.drain), "isolate": list(w.isolate)}
     r = w.result
     figures = []
     if isinstance(r.get("busbw_gbps"), int | float):
@@ -119,7 +118,7 @@ def _what_if(w: WhatIf, t: Any) -> str:
         figures.append(f"{r['hosts']} hosts")
     if "throughput_fraction" in r:
         figures.append(throughput_text(r["throughput_fraction"]))
-    return f"{t(remedy_text(entry, limit=20))} → " + (", ".join(figures) or "not computed")
+    return f"{t(remedy_text(w, limit=20))} → " + (", ".join(figures) or "not computed")
 
 
 def _md(text: Any) -> str:

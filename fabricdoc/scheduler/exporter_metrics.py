@@ -174,10 +174,10 @@ def report_metrics(out: Exposition, rep: Report) -> None:
         ok = max(float(tests["pairs_tested"]) - sum(bad.values()), 0.0)
         out.family("fabricdoc_pairs", "gauge", "Bandwidth tests of the sweep by outcome (they add up to the tests run)",
                    [(labels(status=s), v) for s, v in {"ok": ok, **bad}.items()])
-    bw = (rep.impact or {}).get("allreduce_busbw_gbps") or {}
+    bw = rep.impact.allreduce_busbw_gbps if rep.impact is not None else None
+    figures = {b: bw.figure(b) for b in BUSBW_KEYS} if bw is not None else {}
     out.family("fabricdoc_allreduce_busbw_bytes_per_second", "gauge", "Predicted AllReduce bus bandwidth",
-               [(labels(basis=b), float(bw[b]) * 1e9 / 8) for b in BUSBW_KEYS
-                if isinstance(bw.get(b), int | float)])
+               [(labels(basis=b), float(v) * 1e9 / 8) for b, v in figures.items() if v is not None])
     links = (rep.topology or {}).get("links", [])
     if links:
         states = {"up": 0, "down": 0}

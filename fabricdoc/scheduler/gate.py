@@ -18,6 +18,7 @@ from typing import Any
 
 from fabricdoc.errors import ConfigError, FabricdocError
 from fabricdoc.impact.busbw import ImpactModel
+from fabricdoc.impact.records import ImpactSection
 from fabricdoc.model.findings import Finding
 from fabricdoc.model.inputs import loads_toml, read_text, settings_from
 from fabricdoc.model.records import LinkKey, PortRef
@@ -116,13 +117,13 @@ class GateResult:
         }
 
 
-def busbw_loss_pct(impact: dict[str, Any] | None, basis: str = "now") -> float | None:
+def busbw_loss_pct(impact: ImpactSection | None, basis: str = "now") -> float | None:
     """Predicted AllReduce busbw loss in percent of nominal, from a report's impact section."""
-    if not impact:
+    bw = impact.allreduce_busbw_gbps if impact is not None else None
+    if bw is None:
         return None
-    bw = impact.get("allreduce_busbw_gbps") or {}
-    nominal, got = bw.get("nominal"), bw.get(basis)
-    if not isinstance(nominal, int | float) or not isinstance(got, int | float):
+    nominal, got = bw.figure("nominal"), bw.figure(basis)
+    if nominal is None or got is None:
         return None
     return _loss_pct(nominal, got)
 

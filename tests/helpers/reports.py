@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fabricdoc.fabric.generators import fat_tree_2
+from fabricdoc.impact.records import ImpactSection
 from fabricdoc.model.evidence import StateEvidence
 from fabricdoc.model.findings import Finding
 from fabricdoc.model.records import Observations
@@ -29,11 +30,12 @@ def nic_down(host: str, fid: str = "") -> Finding:
 
 
 def make_report(bad_hosts=(), findings=(), fabric=None, impact=None) -> Report:
-    """A report over a 4-host leaf/spine fabric with the given hosts' NICs down."""
+    """A report over a 4-host leaf/spine fabric with the given hosts' NICs down; ``impact`` as the report
+    JSON's impact object, read as a saved report is."""
     fabric = fabric or fat_tree_2(leaves=2, spines=1, hosts_per_leaf=2)
     fs = [nic_down(h) for h in bad_hosts] + list(findings)
     rep = Report.build(fabric, fs, Observations())
-    rep.impact = impact
+    rep.impact = None if impact is None else ImpactSection.from_dict(impact)
     return rep
 
 

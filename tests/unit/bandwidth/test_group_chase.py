@@ -90,10 +90,10 @@ def test_a_load_only_fault_is_listed_as_not_in_the_busbw_figures_with_why():
     sim = Simulator(fabric, [Fault("load_collapse", port=bad.a, flows=2)], seed=2)
     found = measure_and_retest(sim.truth, Observations(), SimMeasure(sim), Options(), groups=True, full_load=True)
     section = impact_section(sim.truth, found.findings, [])
-    (entry,) = section["uncosted_findings"]
-    assert entry["finding"] == found.findings[0].id and "load-only: fine at" in entry["why"], entry
-    assert section["allreduce_busbw_gbps"]["now"] == section["allreduce_busbw_gbps"]["nominal"]
+    (entry,) = section.uncosted_findings
+    assert entry.finding == found.findings[0].id and "load-only: fine at" in entry.why, entry
+    assert section.allreduce_busbw_gbps.now == section.allreduce_busbw_gbps.nominal
     report = run_sweep(SweepConfig(fabric="demo"))
-    report.impact["uncosted_findings"] = [entry]
-    assert f"not in the figures: {entry['finding']}: {entry['why']}" in summary_text(report)
+    report.impact = dataclasses.replace(report.impact, uncosted_findings=(entry,))
+    assert f"not in the figures: {entry.finding}: {entry.why}" in summary_text(report)
     validate_report(report.to_dict())  # the schema knows the field

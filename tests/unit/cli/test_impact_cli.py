@@ -46,7 +46,7 @@ def test_table_names_the_bottleneck_and_the_best_alternative(report_path, capsys
 def test_write_stores_the_section_and_the_report_still_loads(report_path, capsys):
     assert main(["impact", str(report_path), "--write", "--json"]) == 1
     again = Report.load(report_path)
-    assert again.impact["allreduce_busbw_gbps"]["now"] == 400.0
+    assert again.impact.allreduce_busbw_gbps.now == 400.0
 
 
 def test_job_hosts_file_restricts_the_job(report_path, tmp_path, capsys):

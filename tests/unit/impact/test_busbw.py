@@ -200,8 +200,9 @@ def test_healthy_fabric_busbw_is_rails_times_link_rate_for_any_job_size(n_hosts,
 def test_impact_section_has_the_issue_shape_and_is_strict_json():
     f = _rail_fabric()
     half = _half_by_ratio()
-    out = impact_section(f, [half], drain_hosts=[], hours=24.0, checkpoint_minutes=5.0,
-                         failure_rates={"host_mtbf_hours": 2400.0 * 8 / 100})
+    section = impact_section(f, [half], drain_hosts=[], hours=24.0, checkpoint_minutes=5.0,
+                             failure_rates={"host_mtbf_hours": 2400.0 * 8 / 100})
+    out = section.as_dict()
     json.dumps(out, allow_nan=False)
     assert out["algorithm"] == "ring"
     # The half-rate cable joins a leaf and a spine: out of service, the spines' other cables carry it all.
@@ -212,22 +213,22 @@ def test_impact_section_has_the_issue_shape_and_is_strict_json():
     for key in ("failure_probability", "mtbf_hours", "recommended_checkpoint_minutes", "expected_goodput"):
         assert key in job
     # 8 hosts at 192 h MTBF each -> job MTBF 24 h -> sqrt(2 x 5 x 1440) = 120 min
-    assert job["mtbf_hours"] == pytest.approx(24.0)
-    assert job["recommended_checkpoint_minutes"] == pytest.approx(120.0)
-    choices = [w["choice"] for w in out["what_if"]]
+    assert section.job.mtbf_hours == pytest.approx(24.0)
+    assert section.job.recommended_checkpoint_minutes == pytest.approx(120.0)
+    choices = [w.choice for w in section.what_if]
     assert choices[:3] == ["recommended", "report", "none"] and "alternative" in choices
-    drains_only = [w for w in out["what_if"] if w["choice"] == "alternative" and not w["isolate"]]
-    assert drains_only[0]["drain"] == ["gpu0001", "gpu0005"]
+    drains_only = [w for w in section.alternatives if not w.isolate]
+    assert drains_only[0].drain == ("gpu0001", "gpu0005")
 
 
 def test_after_drain_uses_the_report_drain_list():
     f = fat_tree_2(leaves=2, spines=2, hosts_per_leaf=2)
     down = _link_finding("down", [], endpoints=[("node0002", 1), ("leaf01", 2)])
     out = impact_section(f, [down], drain_hosts=["node0002"])
-    assert out["allreduce_busbw_gbps"]["now"] == 0.0
-    assert out["allreduce_busbw_gbps"]["after_drain"] == pytest.approx(400.0)
-    assert out["job"]["n_hosts"] == 3
-    assert out["by_algorithm"]["ring"]["bottleneck_now"]["capacity_gbps"] == 0.0
+    assert out.allreduce_busbw_gbps.now == 0.0
+    assert out.allreduce_busbw_gbps.after_drain == pytest.approx(400.0)
+    assert out.job.n_hosts == 3
+    assert out.by_algorithm["ring"].bottleneck_now.capacity_gbps == 0.0
 
 
 @given(st.lists(st.integers(min_value=0, max_value=23), max_size=8), st.sampled_from([1, -1]))
@@ -247,9 +248,10 @@ def test_incremental_what_if_equals_the_ring_computed_from_scratch(drop, step):
 
 def test_above_the_tree_limit_only_the_ring_is_computed():
     out = impact_section(_rail_fabric(), [_half_by_ratio()], drain_hosts=[], tree_max_hosts=4)
-    assert "skipped" in out["by_algorithm"]["tree"]
-    assert out["allreduce_busbw_gbps"]["now"] == pytest.approx(400.0)
-    json.dumps(out, allow_nan=False)
+    assert out.by_algorithm["tree"].skipped
+    assert out.as_dict()["by_algorithm"]["tree"] == {"skipped": out.by_algorithm["tree"].skipped}
+    assert out.allreduce_busbw_gbps.now == pytest.approx(400.0)
+    json.dumps(out.as_dict(), allow_nan=False)
 
 
 def test_what_if_accepts_node_ids_and_guids_and_ignores_hosts_outside_the_job():

@@ -82,23 +82,23 @@ def test_sharp_is_only_figured_when_declared_and_is_bound_by_the_host_links():
     assert sharp_busbw(m) == pytest.approx(200.0 * 2 * 3 / 4)
     plain = impact_section(f, [slow_host], [], efficiency=given_efficiency("0.8"))
     declared = impact_section(f, [slow_host], [], efficiency=given_efficiency("0.8"), sharp=True)
-    assert "sharp" not in plain["expected_busbw"]["by_algorithm"]
-    sharp = declared["expected_busbw"]["by_algorithm"]["sharp"]
-    assert "SHARP" in sharp["assumes"] and sharp["recommended"] == pytest.approx(400.0 * 2 * 2 / 3)
-    json.dumps(declared, allow_nan=False)
+    assert "sharp" not in plain.expected_busbw.by_algorithm
+    sharp = declared.expected_busbw.by_algorithm["sharp"]
+    assert "SHARP" in sharp.assumes and sharp.recommended == pytest.approx(400.0 * 2 * 2 / 3)
+    json.dumps(declared.as_dict(), allow_nan=False)
 
 
 def test_the_sweep_learns_the_efficiency_from_its_own_healthy_tests():
     from fabricdoc.sweep import SweepConfig, run_sweep
 
     report = run_sweep(SweepConfig(fabric="demo"))
-    expected = report.impact["expected_busbw"]
-    assert expected["calibrated"] and "healthy tests in this sweep" in expected["efficiency_source"]
-    ok = [p["ratio"] for p in report.pairs if p["status"] == "ok" and not p["slow"]]
-    ring = expected["by_algorithm"]["ring"]
-    assert min(ok) <= ring["efficiency"] <= max(ok)
-    assert ring["expected"]["nominal"] == pytest.approx(ring["nominal"] * ring["efficiency"], rel=1e-3)
-    assert all(p["size_bytes"] for p in report.pairs)
+    expected = report.impact.expected_busbw
+    assert expected.calibrated and "healthy tests in this sweep" in expected.efficiency_source
+    ok = [p.ratio for p in report.pairs if p.status == "ok" and not p.slow]
+    ring = expected.by_algorithm["ring"]
+    assert min(ok) <= ring.efficiency <= max(ok)
+    assert ring.expected.nominal == pytest.approx(ring.nominal * ring.efficiency, rel=1e-3)
+    assert all(p.size_bytes for p in report.pairs)
 
 
 def test_the_impact_command_refuses_a_bad_efficiency_in_one_line(tmp_path):
@@ -124,11 +124,11 @@ def test_with_a_history_store_the_efficiency_is_learned_from_this_and_the_earlie
     db = tmp_path / "history.sqlite"
     first = run_sweep(SweepConfig(fabric="demo", history=str(db), seed=1))
     second = run_sweep(SweepConfig(fabric="demo", history=str(db), seed=2))
-    alone = sum(e["tests"] for e in first.impact["expected_busbw"]["efficiency_by_size"])
-    both = second.impact["expected_busbw"]
-    assert "this sweep and 1 earlier in the history store" in both["efficiency_source"]
-    healthy = [p for r in (first, second) for p in r.pairs if p["status"] == "ok" and not p["slow"]]
-    assert len(healthy) >= sum(e["tests"] for e in both["efficiency_by_size"]) > alone
+    alone = sum(e.tests for e in first.impact.expected_busbw.efficiency_by_size)
+    both = second.impact.expected_busbw
+    assert "this sweep and 1 earlier in the history store" in both.efficiency_source
+    healthy = [p for r in (first, second) for p in r.pairs if p.status == "ok" and not p.slow]
+    assert len(healthy) >= sum(e.tests for e in both.efficiency_by_size) > alone
     with History(db, create=False) as store:
         pools = store.test_pools(str(first.fabric["name"]))
     assert [len(p["pairs"]) for p in pools] == [len(second.pairs), len(first.pairs)]  # newest first

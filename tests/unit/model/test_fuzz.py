@@ -79,9 +79,9 @@ def _targets() -> dict[str, tuple[Callable[[bytes, str], object], list[Path]]]:
     from fabricdoc.probes.ib.ibtracert import parse_ibtracert
 
     from fabricdoc.analysis.rules import rules_from_toml
+    from fabricdoc.model.hostlist import parse_host_list
     from fabricdoc.model.inputs import loads_json
     from fabricdoc.report.report import Report
-    from fabricdoc.model.hostlist import parse_host_list
     from fabricdoc.scheduler.names import parse_text_map
     from fabricdoc.sources.records import records_from_json
     from fabricdoc.sources.slurm import parse_sinfo_reasons

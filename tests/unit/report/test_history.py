@@ -173,7 +173,7 @@ def test_a_sweep_with_a_history_takes_the_jobs_failure_rate_from_it(tmp_path):
     fresh = tmp_path / "fresh.sqlite"
     first = run_sweep(SweepConfig(fabric="demo", history=str(fresh)))
     # One sweep is no history yet: the documented default rate, and the sweep is stored.
-    assert first.impact["job"]["rate_source"].startswith("default")
+    assert first.impact.job.rate_source.startswith("default")
     with History(fresh) as h:
         assert len(h.sweeps()) == 1
     # Ten hours earlier the same fabric drained nothing: the next sweep's drain is a new failure.
@@ -184,11 +184,11 @@ def test_a_sweep_with_a_history_takes_the_jobs_failure_rate_from_it(tmp_path):
     earlier.drain = []
     store(db, earlier)
     second = run_sweep(SweepConfig(fabric="demo", history=str(db)))
-    job = second.impact["job"]
+    job = second.impact.job
     assert len(second.drain) == 1
     # Exposure: every host from the earlier sweep to this one (10 h and the seconds since).
-    assert job["host_failures_per_hour"] == pytest.approx(1 / (second.fabric["hosts"] * 10), rel=0.01)
-    assert job["rate_source"].startswith("history: 1 host failures in 2 sweeps")
+    assert job.host_failures_per_hour == pytest.approx(1 / (second.fabric["hosts"] * 10), rel=0.01)
+    assert job.rate_source.startswith("history: 1 host failures in 2 sweeps")
 
 
 def test_a_non_utf8_cell_is_said_and_every_other_row_still_read(tmp_path, capsys):

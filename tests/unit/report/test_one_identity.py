@@ -75,11 +75,11 @@ def test_the_summary_the_tui_impact_and_metrics_give_the_same_figures_with_the_s
 
     report = Report.load(demo)
     imp = report.impact
-    rec = imp["recommendation"]
-    figures = busbw_figures(imp, len(report.drain))
+    rec = imp.recommendation
+    figures = busbw_figures(imp.allreduce_busbw_gbps, len(report.drain))
     assert [f.label for f in figures] == ["nominal", "now", "after drain (1 host)", "recommended"]
     shown = [f"{f.label} {f.gbps:.1f}" for f in figures]
-    job = throughput_text(rec["throughput_fraction"])
+    job = throughput_text(rec.throughput_fraction)
     assert "96.9% of nominal (hosts kept x busbw" in job
 
     text = summary_text(report)
@@ -91,7 +91,7 @@ def test_the_summary_the_tui_impact_and_metrics_give_the_same_figures_with_the_s
     assert all(f.label in tui for f in figures) and job in tui
     assert "recommended remedy: " + remedy_text(rec) in tui
     assert "out of service leaf02[5] -- spine01[2], leaf03[6] -- spine02[3], leaf06[8] -- spine04[6]" in tui
-    alternatives = [w for w in imp["what_if"] if w["choice"] == "alternative"]
+    alternatives = [w for w in imp.what_if if w.choice == "alternative"]
     assert alternatives and all(f"alternative: {remedy_text(w)} →" in tui for w in alternatives[:3])
     assert len({remedy_text(w) for w in alternatives}) == len(alternatives)
 
@@ -104,4 +104,4 @@ def test_the_summary_the_tui_impact_and_metrics_give_the_same_figures_with_the_s
 
     assert main(["impact", str(demo)]) == 1  # the report has faults
     out = capsys.readouterr().out
-    assert "after drain (1 host)" in out and "recommended" in out and f"{rec['throughput_fraction']:.1%}" in out
+    assert "after drain (1 host)" in out and "recommended" in out and f"{rec.throughput_fraction:.1%}" in out

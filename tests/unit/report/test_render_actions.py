@@ -8,6 +8,7 @@ import re
 import jsonschema
 import pytest
 
+from fabricdoc.impact.records import ExpectedBusbw, Recommendation
 from fabricdoc.model.findings import Action
 from fabricdoc.report.render import action_line, expected_lines, recommendation_lines, summary_text
 from fabricdoc.report.report import Report
@@ -28,7 +29,7 @@ def test_the_demo_report_with_actions_recommendation_and_expected_busbw_validate
     jsonschema.Draft202012Validator(REPORT_SCHEMA).validate(data)
     report = Report.load(demo)
     assert all(f.action is not None for f in report.findings)
-    assert report.impact["recommendation"]["isolate"] and report.impact["expected_busbw"]["calibrated"]
+    assert report.impact.recommendation.isolate and report.impact.expected_busbw.calibrated
 
 
 def test_each_finding_is_followed_by_what_to_do_who_and_how_soon(demo):
@@ -59,12 +60,13 @@ def test_the_summary_gives_the_recommendation_and_the_calibrated_expected_figure
 def test_untrusted_names_in_the_recommendation_and_actions_are_escaped():
     rec = {"hosts": 3, "throughput_fraction": 0.5, "drain": ["evil\x1b[31m"],
            "isolate": [[["leaf\x1b]0;x\x07", 1], ["spine01", 2]]], "findings": ["F001"]}
-    out = "\n".join(recommendation_lines(rec))
+    out = "\n".join(recommendation_lines(Recommendation.from_dict(rec)))
     assert "\x1b" not in out and "\x07" not in out
     assert "\x1b" not in action_line(Action("reseat \x1b[2J it", "network", "now"))
 
 
 def test_an_uncalibrated_report_prints_no_expected_line_and_an_old_report_no_recommendation():
-    assert expected_lines({"calibrated": False, "efficiency_source": "none", "by_algorithm": {}}) == []
+    uncalibrated = {"calibrated": False, "efficiency_source": "none", "by_algorithm": {}}
+    assert expected_lines(ExpectedBusbw.from_dict(uncalibrated)) == []
     assert recommendation_lines(None) == []
 

@@ -27,6 +27,6 @@ def test_the_summary_counts_group_tests_next_to_the_pairs():
     assert f"{t['groups_tested']} group tests in {t['group_rounds']} rounds ({t['groups_failing']} failing, " \
            "0 could not run)" in line
     # Pair rounds and group rounds are counted apart: the pair rounds are those the pairs ran in.
-    assert f"bandwidth tests in {len({p['round'] for p in report.pairs})} rounds" in line
-    assert t["rounds"] == len({p["round"] for p in report.pairs})
+    assert f"bandwidth tests in {len({p.round for p in report.pairs})} rounds" in line
+    assert t["rounds"] == len({p.round for p in report.pairs})
     assert "group tests" not in summary_text(run_sweep(SweepConfig(fabric="demo")))

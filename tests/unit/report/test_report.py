@@ -47,7 +47,7 @@ def test_the_impact_section_is_validated_field_by_field(report, tmp_path):
     from fabricdoc.impact.section import impact_section
 
     data = json.loads(report.to_json())
-    data["impact"] = impact_section(report.fabric_model(), report.findings, [d.node for d in report.drain])
+    data["impact"] = impact_section(report.fabric_model(), report.findings, [d.node for d in report.drain]).as_dict()
     jsonschema.Draft202012Validator(REPORT_SCHEMA).validate(data)
     assert {w["choice"] for w in data["impact"]["what_if"]} >= {"report", "none"}
     del data["impact"]["job"]["failure_probability"]

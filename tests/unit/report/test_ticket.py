@@ -30,8 +30,8 @@ def test_the_whole_report_has_every_finding_its_evidence_action_figures_and_drai
     for f in report.findings:
         assert f"\n{f.id} {f.severity} {f.kind} {f.fault}: {f.name}" in text
         assert all(evidence_line(ev) in text for ev in f.evidence) and action_line(f.action) in text
-    assert throughput_text(report.impact["recommendation"]["throughput_fraction"]) in text
-    figures = busbw_figures(report.impact, len(report.drain))
+    assert throughput_text(report.impact.recommendation.throughput_fraction) in text
+    figures = busbw_figures(report.impact.allreduce_busbw_gbps, len(report.drain))
     assert " / ".join(f"{f.label} {f.gbps:.1f}" for f in figures) in text
     (d,) = report.drain
     assert f"- {d.node}: {d.tag} " in text
