@@ -51,7 +51,7 @@ def _check_bulk(data: dict[str, Any], source: str) -> dict[str, Any]:
 
 
 _COLUMN_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,), "integer": (int,), "number": (int, float), "null": (type(None),),
+    "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,), "null": (type(None),),
 }
 
 

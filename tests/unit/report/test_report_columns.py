@@ -132,3 +132,13 @@ def test_link_loads_survive_the_columns_and_links_without_one_stay_without():
     assert from_topology_columns(topology_columns(topo)) == topo
     no_loads = {**topo, "links": [{k: v for k, v in lk.items() if k != "load"} for lk in topo["links"]]}
     assert "load" not in topology_columns(no_loads)["links"]
+
+
+def test_a_large_report_whose_tests_carry_slow_flags_loads_back(tmp_path, small_compact):
+    # A sweep's tests are judged: each carries ``slow`` (true/false), a boolean column once saved as columns.
+    report = _report()
+    report.pairs = [PairRow.from_dict(dict(PAIR, round=i, slow=i % 3 == 0, relative=0.9)) for i in range(20)]
+    path = report.save(tmp_path / "r.json")
+    assert json.loads(path.read_text())["pairs_columns"]["slow"][:3] == [True, False, False]
+    back = Report.load(path)
+    assert [p.slow for p in back.pairs] == [p.slow for p in report.pairs]
