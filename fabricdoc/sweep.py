@@ -146,8 +146,10 @@ def measure_and_retest(
     """
     errors = history_options(options, history, fabric.name)
 
+    screened: int | None = None  # rounds of the screening plan: what healthy tests reach is learned from them
+
     def judged_findings() -> tuple[TestJudgement, list[Finding]]:
-        judged = options.judge(fabric, obs)  # once per localization: the report and isolation reuse it
+        judged = options.judge(fabric, obs, screened)  # once per localization: the report and isolation reuse it
         return judged, localize(fabric, obs, options, judged)
 
     plan = plan_sweep(fabric, bidirectional=measure.bidirectional)
@@ -155,6 +157,7 @@ def measure_and_retest(
     measure(plan, 0, obs.pairs)
     judged, findings = judged_findings()
     rounds, planned = len(plan.rounds), plan.test_count
+    screened = rounds
     group_load, isolation_left = False, 0
     suspects = retest_suspects(fabric, findings, obs.pairs) if retest else []
     if retest:  # cables whose planned tests could not run are tested from other hosts in the same round

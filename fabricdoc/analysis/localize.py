@@ -64,9 +64,10 @@ class Options:
             out["slow_ratio"] = self.slow_ratio
         return out
 
-    def judge(self, fabric: Fabric, obs: Observations) -> TestJudgement:
-        """Every test of ``obs`` judged against what healthy tests of its shape reach on ``fabric``."""
-        return judge_observations(fabric, obs.pairs, obs.groups, self.history, self.slow_ratio)
+    def judge(self, fabric: Fabric, obs: Observations, learn_rounds: int | None = None) -> TestJudgement:
+        """Every test of ``obs`` judged against what healthy tests of its shape reach on ``fabric``
+        (learned from the rounds before ``learn_rounds`` where given: the screening, not the re-tests)."""
+        return judge_observations(fabric, obs.pairs, obs.groups, self.history, self.slow_ratio, learn_rounds)
 
 
 def sort_findings(findings: list[Finding]) -> list[Finding]:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -253,9 +253,11 @@ def _fit(shape: Shape, ratios: Sequence[float], source: str, min_count: int = 3)
     return Baseline(shape, math.exp(center), spread, n, source, slow_below(spread))
 
 
-def learn(samples: Iterable[Sample], history: Iterable[Sample] = ()) -> Expectations:
+def learn(samples: Iterable[Sample], history: Iterable[Sample] = (), later: Iterable[Sample] = ()) -> Expectations:
     """Learn every shape's figure from ``samples`` (this sweep's), with ``history`` (earlier sweeps'
-    figures, path class unknown) where a test and size has too few of its own.
+    figures, path class unknown) where a test and size has too few of its own. ``later`` samples
+    (targeted re-tests: suspects' tests are over-represented among them) join a test and size's
+    samples only where those are fewer than :data:`MIN_TESTS`.
 
     Pair shapes with at least :data:`MIN_TESTS` tests are learned per path class (kept within
     :data:`CLASS_BOUND` of the test and size's figure, so a fault on every route of one class is not
@@ -264,6 +266,10 @@ def learn(samples: Iterable[Sample], history: Iterable[Sample] = ()) -> Expectat
     """
     samples = list(samples)
     out = Expectations()
+    later = list(later)
+    if later:
+        counts = Counter((s.shape.test, s.shape.size_bytes) for s in samples)
+        samples += [s for s in later if counts[(s.shape.test, s.shape.size_bytes)] < MIN_TESTS]
     pair_samples = [s for s in samples if not s.shape.test.startswith(GROUP_PREFIX)]
     out.relative_only = _check_physics(pair_samples, out)
     usable = pair_samples if out.relative_only else [s for s in pair_samples if s.ratio <= CEILING]
@@ -484,23 +490,28 @@ NO_JUDGEMENT = Judged(None, None, False, None)
 
 def judge_tests(pairs: Sequence[PairResult], groups: Sequence[GroupResult],
                 path_cables: Callable[[PairResult], int | None], history: Iterable[Sample] = (),
-                slow_ratio: float | None = None) -> TestJudgement:
+                slow_ratio: float | None = None, learn_rounds: int | None = None) -> TestJudgement:
     """Learn every shape's figure from these tests (and ``history``) and judge each test by it.
 
     ``path_cables(pair)`` gives the cables on a pair's route (its path class; None when unknown).
     ``slow_ratio``, when given, replaces the noise-derived threshold: slow below that share of the
-    learned figure.
+    learned figure. With ``learn_rounds``, pairs of later rounds (a sweep's targeted re-tests, chosen
+    because they cross suspects) are judged but learned from only where the earlier ones are too few.
     """
     per_pair = [pair_samples(p, path_cables(p) if p.status == "ok" else None, i) for i, p in enumerate(pairs)]
     per_group = [group_samples(g, len(pairs) + j) for j, g in enumerate(groups)]
-    expectations = learn([s for ss in (*per_pair, *per_group) for s in ss], history)
+    early = [ss for ss, p in zip(per_pair, pairs, strict=True) if learn_rounds is None or p.round < learn_rounds]
+    later = [] if learn_rounds is None else [s for ss, p in zip(per_pair, pairs, strict=True)
+                                             if p.round >= learn_rounds for s in ss]
+    expectations = learn([s for ss in (*early, *per_group) for s in ss], history, later)
     expectations.slow_ratio = slow_ratio
     return TestJudgement(expectations, [expectations.judge(s) if s else NO_JUDGEMENT for s in per_pair],
                          [expectations.judge(s) if s else NO_JUDGEMENT for s in per_group])
 
 
 def judge_observations(fabric: Fabric, pairs: Sequence[PairResult], groups: Sequence[GroupResult],
-                       history: Iterable[Sample] = (), slow_ratio: float | None = None) -> TestJudgement:
+                       history: Iterable[Sample] = (), slow_ratio: float | None = None,
+                       learn_rounds: int | None = None) -> TestJudgement:
     """:func:`judge_tests` with each pair's path class read from ``fabric``'s routes (cables it loads)."""
 
     def cables(p: PairResult) -> int | None:
@@ -509,7 +520,7 @@ def judge_observations(fabric: Fabric, pairs: Sequence[PairResult], groups: Sequ
         except TopologyError:
             return None
 
-    return judge_tests(pairs, groups, cables, history, slow_ratio)
+    return judge_tests(pairs, groups, cables, history, slow_ratio, learn_rounds)
 
 
 class GroupJudge:

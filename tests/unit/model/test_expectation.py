@@ -230,3 +230,35 @@ def test_groups_that_all_run_alike_low_are_their_own_figure_not_a_fault():
     judge = GroupJudge()
     judge.see(screens)
     assert not any(judge.failed(g) for g in screens)
+
+
+def _in_round(pairs, first_round):
+    return [PairResult(p.src, p.dst, p.status, p.busbw_gbps, p.expected_gbps, size_bytes=p.size_bytes,
+                       round=first_round + i, test=p.test) for i, p in enumerate(pairs)]
+
+
+def test_targeted_retests_are_judged_but_not_learned_from_when_the_screening_has_enough():
+    fabric = fat_tree_2(8, 4, 4)
+    widened = caught = 0
+    for seed in range(5):
+        rng = np.random.default_rng(seed)
+        screen = _in_round(_pairs(fabric, list(0.9 * np.exp(rng.normal(0, 0.04, 24)))), 0)
+        # A re-test round chosen because its tests cross a gray suspect: most of them sit at 0.85x.
+        retest = _in_round(_pairs(fabric, list(0.9 * 0.85 * np.exp(rng.normal(0, 0.04, 12)))
+                                  + list(0.9 * np.exp(rng.normal(0, 0.04, 4)))), 100)
+        mixed = judge_observations(fabric, screen + retest, [])
+        apart = judge_observations(fabric, screen + retest, [], learn_rounds=100)
+        alone = judge_observations(fabric, screen, [])
+        assert {j.baseline.spread for j in apart.pairs} == {alone.pairs[0].baseline.spread}
+        assert all(j.relative is not None for j in apart.pairs[24:])  # judged all the same
+        widened += mixed.pairs[0].baseline.spread > apart.pairs[0].baseline.spread * 1.1
+        caught += sum(j.slow for j in apart.pairs[24:36]) - sum(j.slow for j in mixed.pairs[24:36])
+    assert widened >= 2 and caught >= 5  # the suspects' own tests widened what noise looks like, and hid them
+
+
+def test_retests_are_learned_from_where_the_screening_has_too_few_tests():
+    fabric = fat_tree_2(4, 2, 2)
+    screen = _in_round(_pairs(fabric, [0.8, 0.81, 0.79]), 0)
+    retest = _in_round(_pairs(fabric, [0.8, 0.79, 0.8, 0.81, 0.8, 0.8, 0.82]), 10)
+    judged = judge_observations(fabric, screen + retest, [], learn_rounds=10)
+    assert {j.baseline.source for j in judged.pairs} == {"learned"}  # not the 0.88 prior
