@@ -11,6 +11,7 @@ from fabricdoc.model.findings import Finding
 from fabricdoc.model.memory import gc_paused
 from fabricdoc.model.severity import Severity, worst
 from fabricdoc.report.report import Report
+from fabricdoc.scheduler.names import topology_host
 
 from .formatting import fmt_num, health_rank, port_name
 
@@ -72,7 +73,7 @@ class ReportIndex:
         for n in topo["nodes"]:
             self.by_label[n["label"]].append(n["id"])
         self.host_name = {
-            nid: str(n.get("attrs", {}).get("host") or n["label"]) for nid, n in self.nodes.items() if n["kind"] == "host"
+            nid: topology_host(n) for nid, n in self.nodes.items() if n["kind"] == "host"
         }
         self.by_host_name = {name: nid for nid, name in self.host_name.items()}
         self._topo_links: list[dict[str, Any]] = topo["links"]
