@@ -44,5 +44,6 @@ def test_data_files_ship_and_nothing_lands_outside_fabricdoc(wheel_files):
     assert "fabricdoc/topologies/demo.yaml" in wheel_files
     assert "fabricdoc/tui/fabricdoc.tcss" in wheel_files
     assert "fabricdoc/analysis/counter_rules.toml" in wheel_files
+    assert "fabricdoc/model/faults.toml" in wheel_files  # the fault registry
     tops = {name.split("/", 1)[0] for name in wheel_files}
     assert {t for t in tops if not t.startswith("fabricdoc")} == set()
