@@ -36,6 +36,7 @@ from fabricdoc.model.topology import Fabric
 PRIOR_EFFICIENCY = 0.88  # stated efficiency when nothing can be learned (real fabrics: 0.78-0.97)
 PRIOR_SPREAD = 0.08  # the prior's spread (log units): wide, so it blames only clear slowdowns
 MIN_TESTS = 8  # tests of a shape needed to learn its figure (fewer: the parent's, history's or the prior)
+SCREEN_APART = 16  # screening tests of a test and size from which a sweep's re-tests are judged, not learned from
 MIN_GROUP_TESTS = 3  # group tests of one collective needed to learn its figure
 GROUP_PLAUSIBLE = 0.4  # a group figure below this share of the pairs' (or the prior) is the failing groups' mode (a runner's overhead, gloo's ~0.5, is not)
 GROUP_GAP = 2.0  # ... when groups near the pairs' figure reach at least this many times it
@@ -257,7 +258,8 @@ def learn(samples: Iterable[Sample], history: Iterable[Sample] = (), later: Iter
     """Learn every shape's figure from ``samples`` (this sweep's), with ``history`` (earlier sweeps'
     figures, path class unknown) where a test and size has too few of its own. ``later`` samples
     (targeted re-tests: suspects' tests are over-represented among them) join a test and size's
-    samples only where those are fewer than :data:`MIN_TESTS`.
+    samples only where those are fewer than :data:`SCREEN_APART` (a small lab's few screening tests
+    need the re-tests' healthy ones for their healthy figure to stand out).
 
     Pair shapes with at least :data:`MIN_TESTS` tests are learned per path class (kept within
     :data:`CLASS_BOUND` of the test and size's figure, so a fault on every route of one class is not
@@ -269,7 +271,7 @@ def learn(samples: Iterable[Sample], history: Iterable[Sample] = (), later: Iter
     later = list(later)
     if later:
         counts = Counter((s.shape.test, s.shape.size_bytes) for s in samples)
-        samples += [s for s in later if counts[(s.shape.test, s.shape.size_bytes)] < MIN_TESTS]
+        samples += [s for s in later if counts[(s.shape.test, s.shape.size_bytes)] < SCREEN_APART]
     pair_samples = [s for s in samples if not s.shape.test.startswith(GROUP_PREFIX)]
     out.relative_only = _check_physics(pair_samples, out)
     usable = pair_samples if out.relative_only else [s for s in pair_samples if s.ratio <= CEILING]
@@ -496,7 +498,7 @@ def judge_tests(pairs: Sequence[PairResult], groups: Sequence[GroupResult],
     ``path_cables(pair)`` gives the cables on a pair's route (its path class; None when unknown).
     ``slow_ratio``, when given, replaces the noise-derived threshold: slow below that share of the
     learned figure. With ``learn_rounds``, pairs of later rounds (a sweep's targeted re-tests, chosen
-    because they cross suspects) are judged but learned from only where the earlier ones are too few.
+    because they cross suspects) are judged but learned from only where the earlier ones are few.
     """
     per_pair = [pair_samples(p, path_cables(p) if p.status == "ok" else None, i) for i, p in enumerate(pairs)]
     per_group = [group_samples(g, len(pairs) + j) for j, g in enumerate(groups)]
