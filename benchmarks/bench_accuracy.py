@@ -17,6 +17,8 @@ precision is per finding (did it name an injected part, with the right kind and 
 A finding names a part when it is a warning or worse; ``info`` cables are suspects to re-test,
 counted on their own line. Slow cables come at 0.5x, 0.7x (hard) and 0.85x (gray, on its own
 line), and a finding whose slow tests are all transient outliers counts as an outlier blamed.
+A slow cable that no finished test crossed (on the simulator's min-hop forwarding tables some
+core cables carry no route) cannot be seen by any test and is scored apart, on its own line.
 Per fault kind, a finding counts for the kinds of the faults it names, or, when it names
 none, for every kind in its fault set ("healthy" when there was none). The truth for
 every kind is the one table ``TRUTH`` below. Reports of slow tests nothing explains
@@ -46,6 +48,7 @@ from fabricdoc.fabric.generators import fat_tree_2, fat_tree_3, rail_optimized
 from fabricdoc.fabric.realism import DEFAULT, Realism
 from fabricdoc.model.evidence import SlowPairsEvidence
 from fabricdoc.model.findings import Finding
+from fabricdoc.model.paths import finished_crossed
 from fabricdoc.model.records import LinkKey, Observations, PortRef
 from fabricdoc.model.topology import Fabric
 from fabricdoc.sources.sim.simulator import Simulator, rerouted_lfts
@@ -100,6 +103,7 @@ TRUTH: dict[str, Truth] = {
                         ("not_responding",), near="host"),
 }
 LINK_KINDS = [k for k, t in TRUTH.items() if t.on == "link"]
+BANDWIDTH_ONLY = frozenset({"slow", "slow_0.7", "gray"})  # faults only a bandwidth test through the cable shows
 HOST_KINDS = [k for k, t in TRUTH.items() if t.on == "host_port"]
 
 
@@ -282,9 +286,10 @@ NOISE: dict[str, Realism] = {
 BLAMING = frozenset({"warning", "error", "critical"})
 
 
-def findings_for(sc: Scenario, seed: int, realism: Realism = DEFAULT) -> tuple[list[Finding], set[tuple]]:
+def findings_for(sc: Scenario, seed: int, realism: Realism = DEFAULT
+                 ) -> tuple[list[Finding], set[tuple], set[LinkKey]]:
     """Simulate the sweep of one scenario and localize with re-tests, as ``fabricdoc sweep`` does;
-    the findings and the tests the simulator made transiently slow."""
+    the findings, the tests the simulator made transiently slow, and the cables finished tests crossed."""
     sim = Simulator(sc.fabric, [f.fault for f in sc.faults], seed=seed, realism=realism)
     before, after = sim.counters()
     obs = Observations(before=before, after=after, states=sim.port_states(), events=sim.events(),
@@ -292,7 +297,7 @@ def findings_for(sc: Scenario, seed: int, realism: Realism = DEFAULT) -> tuple[l
     found = measure_and_retest(sim.truth, obs, SimMeasure(sim), Options(), retest=True).findings
     transients = {(sc.fabric.label(src.node), src.port, sc.fabric.label(dst.node), dst.port)
                   for t in sim.transients if len(t) == 3 for src, dst in [t[1:]]}
-    return found, transients
+    return found, transients, finished_crossed(sim.truth, obs.pairs)
 
 
 def locates(fabric: Fabric, finding: Finding, inj: Injected) -> bool:
@@ -360,9 +365,13 @@ class Score:
     suspects_on_faults: int = 0  # of them, on an injected part
     outliers_blamed: int = 0  # named findings on no injected part whose slow tests are all transient outliers
     healthy_pass: int = 0  # healthy fabrics with no warning or worse at all
+    unloaded: Counter[str] = field(default_factory=Counter)  # slow cables no finished test crossed, per kind
 
-    def add(self, sc: Scenario, findings: list[Finding], transients: set[tuple] = frozenset()) -> None:
-        """Score one scenario's findings against its injected faults."""
+    def add(self, sc: Scenario, findings: list[Finding], transients: set[tuple] = frozenset(),
+            crossed: set[LinkKey] | None = None) -> None:
+        """Score one scenario's findings against its injected faults. A slow cable no finished test
+        crossed (no route of the tests uses it) is scored apart: only bandwidth shows it, no test could
+        load it, and the report lists the cable as untested (coverage.cables)."""
         rows = [self.total, self.per_set[sc.set_kind], self.per_fabric[sc.fabric_name]]
         if sc.set_kind == "healthy" and not any(f.severity in BLAMING for f in findings):
             self.healthy_pass += 1
@@ -381,6 +390,9 @@ class Score:
             self.healthy_fabrics += 1
             self.healthy_findings += len(findings)
         for inj in sc.faults:
+            if crossed is not None and inj.kind in BANDWIDTH_ONLY and inj.link not in crossed:
+                self.unloaded[inj.kind] += 1
+                continue
             hits = [f for f in findings if locates(sc.fabric, f, inj)]
             loc, kind_ok = bool(hits), any(f.kind in inj.accepted_kinds for f in hits)
             class_ok = any(f.fault in TRUTH[inj.kind].classes for f in hits)
@@ -449,12 +461,12 @@ def run_level(all_sets: list[Scenario], seed: int, realism: Realism) -> Score:
     score = Score()
     for n, sc in enumerate(all_sets):
         try:
-            findings, transients = findings_for(sc, seed + n, realism)
+            findings, transients, crossed = findings_for(sc, seed + n, realism)
         except Exception as exc:  # noqa: BLE001 - a crash is a figure too: count it, keep scoring
             score.crashes.append(f"{sc.fabric_name} {sc.set_kind} {[i.kind for i in sc.faults]}: "
                                  f"{type(exc).__name__}: {exc}")
             continue
-        score.add(sc, findings, transients)
+        score.add(sc, findings, transients, crossed)
     return score
 
 
@@ -475,6 +487,7 @@ def level_row(score: Score) -> dict[str, Any]:
         "healthy_findings": score.healthy_findings, "suspects": score.suspects,
         "suspects_on_faults": score.suspects_on_faults, "outliers_blamed": score.outliers_blamed,
         "unexplained_warnings": score.unexplained_reports, "crashes": len(score.crashes),
+        "unloaded_slow_cables": dict(score.unloaded),
     }
 
 
@@ -515,7 +528,10 @@ def main() -> None:
               f"{r['healthy_pass']:>5} of {r['healthy_fabrics']:<4} | {r['suspects']:>11} ({r['suspects_on_faults']:>5}) "
               f"{r['outliers_blamed']:>15} {r['unexplained_warnings']:>13} | {took[name]:6.1f}s")
     print("gray faults (0.85x slow cables), recall per noise level: "
-          + "; ".join(f"{name} {_fmt(r['gray_recall']).strip()}" for name, r in rows.items()) + "\n")
+          + "; ".join(f"{name} {_fmt(r['gray_recall']).strip()}" for name, r in rows.items()))
+    print("slow cables no finished test crossed (no route of the tests uses them; scored apart, the report lists "
+          "them as untested): " + "; ".join(f"{name} {sum(r['unloaded_slow_cables'].values())}"
+                                           for name, r in rows.items()) + "\n")
     detail = args.detail if args.detail in scores else levels[0]
     score = scores[detail]
     per_kind = {k: score.per_kind[k].row() for k in [*TRUTH, "healthy"] if k in score.per_kind}
