@@ -13,10 +13,18 @@ or drops a fraction of its packets with nftables (no netem here).
 Only names with the lab's prefix (``fdbw`` unless told otherwise) are created, and
 :meth:`NetnsLab.teardown` deletes exactly the namespaces it created, by name; deleting a
 namespace removes its veth ends, qdiscs and nftables tables with it.
+
+Each namespace gets its own resolver file, ``/etc/netns/<name>/resolv.conf`` (``ip netns exec``
+mounts it over ``/etc/resolv.conf``), naming a nameserver on the namespace's own loopback: the lab
+has no DNS, and the host's nameserver is only reachable through the lab's default routes, where a
+switch answers "unreachable" at a rate-limited pace, so a lookup (torch's c10d names each peer
+socket) waited out the resolver's 5 s timeout in some tests and not others. Refused on loopback,
+a lookup fails at once. Teardown removes the file with its namespace.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -32,6 +40,7 @@ from tests.helpers.waiting import wait_for
 PREFIX = "fdbw"
 NS_PREFIX = f"{PREFIX}-"
 LAB_TOOLS = ("ip", "tc", "nft")
+NETNS_ETC = Path("/etc/netns")  # per-namespace files `ip netns exec` mounts over /etc
 
 
 def sh(*argv: str, check: bool = True, input_text: str | None = None,
@@ -75,8 +84,23 @@ def teardown_prefix(prefix: str | None = None) -> list[str]:
         name = line.split()[0] if line.strip() else ""
         if name.startswith(prefix):
             sh("ip", "netns", "del", name, check=False)
+            _forget_etc(name)
             gone.append(name)
     return gone
+
+
+def _own_etc(name: str) -> None:
+    """Namespace ``name``'s resolver: a nameserver on its own loopback, so lookups fail at once."""
+    etc = NETNS_ETC / name
+    etc.mkdir(parents=True, exist_ok=True)
+    (etc / "resolv.conf").write_text("# fabricdoc test lab: no DNS here\nnameserver 127.0.0.1\n")
+
+
+def _forget_etc(name: str) -> None:
+    """Remove namespace ``name``'s /etc/netns files (and /etc/netns itself once empty)."""
+    shutil.rmtree(NETNS_ETC / name, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        NETNS_ETC.rmdir()
 
 
 @dataclass
@@ -114,6 +138,7 @@ class NetnsLab:
         sh("ip", "netns", "del", name, check=False)
         sh("ip", "netns", "add", name)
         self.namespaces.append(name)
+        _own_etc(name)
         sh("ip", "-n", name, "link", "set", "lo", "up")
         return name
 
@@ -288,6 +313,14 @@ class NetnsLab:
             e = self.ends[end]
             sh("ip", "-n", e.ns, "link", "set", e.ifname, "down")
 
+    def link_up(self, key: LinkKey) -> None:
+        """Bring a cable :meth:`link_down` took down back up (its shaping stays), waiting for both ends.
+        Routes through it that the kernel dropped with it come back with :meth:`_routes`."""
+        ends = [self.ends[end] for end in self.link_ifaces[key]]
+        for e in ends:
+            sh("ip", "-n", e.ns, "link", "set", e.ifname, "up")
+        wait_for(lambda: all(operstate(e.ns, e.ifname) == "UP" for e in ends), 5, f"{key} up")
+
     # -- launcher mapping --------------------------------------------------
     def namespace_of(self, port: PortRef) -> str:
         """The namespace holding ``port``'s end of its cable."""
@@ -305,6 +338,7 @@ class NetnsLab:
         """Delete the namespaces this lab created, by name (their veths, qdiscs and tables go with them)."""
         for name in reversed(self.namespaces):
             sh("ip", "netns", "del", name, check=False)
+            _forget_etc(name)
         self.namespaces.clear()
 
     def __enter__(self) -> NetnsLab:

@@ -122,7 +122,8 @@ def test_a_load_only_uplink_the_pair_rounds_pass_is_found_by_the_groups_and_name
     assert drops > 0, groups  # the collapse really fired, under the groups' load
     collapsed = [f for f in found.findings if f.fault == "load_collapse"]
     named = [f.fault for f in found.findings if f.severity != "info"]  # info: noise of a shared machine
-    assert named == ["load_collapse"], (found.findings, groups)
+    seen = [(f.fault, f.name, str(f.severity)) for f in found.findings]
+    assert named == ["load_collapse"], f"findings {seen}; pairs {pairs}; groups {groups}"
     (f,) = collapsed
     assert set(f.node_ids) == {"leaf01", "spine01"}, (f, groups)
     (ev,) = f.evidence_of(GroupLoadEvidence)

@@ -1,6 +1,9 @@
-"""End to end on kernel networking: a leaf/spine fabric in namespaces, tc on one uplink, gloo sweep, localize.
+"""End to end on kernel networking: a leaf/spine fabric in namespaces, gloo sweeps through the library.
 
-The same code path runs on a GPU cluster with ``backend="nccl"`` and an srun/mpirun launcher.
+The healthy lab's measure-and-re-test loop names nothing; a black-holed uplink's test hangs and is
+killed at its timeout while the round finishes. The lab with a rate-limited uplink is swept once, by
+the CLI (test_sweep_cli.py), which checks the screening, the re-test and the journal from its report
+and journal. The same code path runs on a GPU cluster with ``backend="nccl"`` and an srun/mpirun launcher.
 """
 
 from __future__ import annotations
@@ -8,10 +11,9 @@ from __future__ import annotations
 import pytest
 from fabricdoc.probes.bandwidth.launch import NetnsLauncher
 
-from fabricdoc.analysis.localize import Options, localize
+from fabricdoc.analysis.localize import Options
 from fabricdoc.bandwidth.journal import Journal, JournalHeader, plan_fingerprint, read_journal
-from fabricdoc.bandwidth.plan import Plan, plan_sweep
-from fabricdoc.bandwidth.retest import retest_plan
+from fabricdoc.bandwidth.plan import Plan
 from fabricdoc.bandwidth.runner import run_plan
 from fabricdoc.model.records import LinkKey, Observations, PortRef
 from fabricdoc.sources.launchers import launcher_runner
@@ -25,6 +27,7 @@ BAD = LinkKey.of(PortRef("leaf02", 3), PortRef("spine01", 2))
 # veth + TCP through tbf delivers ~0.85 of the shaped rate, less when a round's
 # tests share the two cores; the degraded cable runs at 10% of it.
 OPTIONS = Options(slow_ratio=0.5)
+HUNG_TIMEOUT_S = 25.0
 
 
 def _run(lab: NetnsLab, plan: Plan, journal=None, timeout_s: float = 150.0, first_round: int = 0):
@@ -58,24 +61,6 @@ def _links(findings):
             if f.kind == "link" and f.endpoints and f.severity != "info"]
 
 
-def test_rate_limited_uplink_is_named_and_the_retest_confirms_it(lab, tmp_path):
-    lab.degrade(BAD, rate_mbit=10)
-    plan = plan_sweep(lab.fabric)
-    results = _run(lab, plan, journal=tmp_path / "bw.jsonl")
-    assert [r.status for r in results].count("ok") == plan.test_count, [r.error for r in results if r.error]
-    assert len(read_journal(tmp_path / "bw.jsonl")[1]) == plan.test_count
-    suspects = _links(localize(lab.fabric, Observations(pairs=results), OPTIONS))
-    assert suspects[:1] == [BAD]
-
-    retest = retest_plan(lab.fabric, suspects[:1], per_suspect=2, controls=2)
-    again = _run(lab, retest)
-    through = [r for r in again if retest.targets[(r.src, r.dst)] == BAD]
-    controls = [r for r in again if retest.targets[(r.src, r.dst)] is None]
-    assert through and controls
-    assert all(r.ratio is not None and r.ratio < 0.5 for r in through)
-    assert all(r.ratio is not None and r.ratio > 0.5 for r in controls)
-
-
 def test_healthy_fabric_finds_nothing_once_its_suspects_are_retested(lab):
     # A shared machine's noise can make one screening round's cable look slow; the sweep re-tests
     # such a suspect before it blames it, so the loop as a whole names nothing on a healthy lab.
@@ -99,8 +84,11 @@ def test_black_holed_uplink_hangs_its_test_which_is_killed_and_the_round_finishe
         and not set(f.path(s, d)) & set(f.path(*through))
     )  # fmt: skip
     plan = Plan(f.name, [[through, clear]], False, 1, {}, 6, 1)
-    results = _run(lab, plan, journal=tmp_path / "bw.jsonl", timeout_s=40)
+    # The timeout only has to outlast the clear test, which runs beside it (~10 s on two busy cores).
+    results = _run(lab, plan, journal=tmp_path / "bw.jsonl", timeout_s=HUNG_TIMEOUT_S)
     by_pair = {(r.src, r.dst): r for r in results}
-    assert by_pair[through].status == "hung" and 35 <= by_pair[through].duration_s < 60
+    # killed at the timeout (not failed before it), and promptly
+    assert by_pair[through].status == "hung", by_pair[through]
+    assert HUNG_TIMEOUT_S <= by_pair[through].duration_s < HUNG_TIMEOUT_S + 15, by_pair[through].duration_s
     assert by_pair[clear].status == "ok"
     assert len(read_journal(tmp_path / "bw.jsonl")[1]) == 2
