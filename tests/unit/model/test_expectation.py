@@ -223,6 +223,15 @@ def test_when_most_screening_groups_hold_a_bad_host_the_few_healthy_ones_set_the
     assert [judge.failed(g) for g in screens] == [False, False, True, True, True, True]
 
 
+def test_one_healthy_screening_group_among_failing_ones_sets_the_figure():
+    # 32 hosts on 4 leaves, four bad host cables at 0.3 on three leaves: five of six screening groups hold
+    # one, and one leaf alone runs at the healthy figure (bench_groups found none of them before).
+    screens = _screens([78.0, 23.0, 22.5, 23.0, 24.0, 24.0])
+    judge = GroupJudge()
+    judge.see(screens)
+    assert [judge.failed(g) for g in screens] == [False, True, True, True, True, True]
+
+
 def test_groups_that_all_run_alike_low_are_their_own_figure_not_a_fault():
     # A runner whose collectives reach a third of the flow model's figure everywhere (software overhead): no
     # higher pair of groups says otherwise, so none is failed.
