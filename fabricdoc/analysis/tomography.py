@@ -220,7 +220,8 @@ def from_pairs(fabric: Fabric, obs: Observations, judged: TestJudgement, suspect
     owned = _attribute(first, suspects, evidence | moved) | _attribute(second, suspects, residual)
     picked = set(chosen)
     for key in chosen:
-        _blame_slow(fabric, key, suspects, considered, pairs, judged, z, blame, owned[key] & agree[key], slow, picked)
+        own = set() if _contradicted(key, suspects[key], considered[key], channels, pairs, relative) else owned[key]
+        _blame_slow(fabric, key, suspects, considered, pairs, judged, z, blame, own & agree[key], slow, picked)
     explained_low = set().union(*(suspects[k] for k in chosen))
     _to_retest(fabric, tests_through, evidence - explained_low, explained_low, set(chosen) | set(slowed), z, pairs,
                judged, blame)
@@ -235,6 +236,23 @@ def from_pairs(fabric: Fabric, obs: Observations, judged: TestJudgement, suspect
 
 def _pair_key(p: PairResult) -> tuple[PortRef, PortRef]:
     return (p.src, p.dst) if (p.src.node, p.src.port) <= (p.dst.node, p.dst.port) else (p.dst, p.src)
+
+
+def _contradicted(key: LinkKey, covers: set[int], tests: list[int], channels: list[list], pairs: list[PairResult],
+                  relative: list[float | None]) -> bool:
+    """Whether a test crossed the cable the same way as its slow tests at more than twice the best of them: a
+    cable carries what it carried, so those slow tests have another cause (a transient slowdown, most
+    often). The cable is then listed as a suspect to re-test, never named from them."""
+    def ways(i: int) -> set[int]:
+        return {c[1] for c in channels[i] if c[0] == key}
+
+    slow = [i for i in covers if pairs[i].status == "ok" and relative[i] is not None]
+    if not slow:
+        return False  # hung tests: nothing says how much the cable carried for them
+    level = max(relative[i] or 0.0 for i in slow)
+    slow_ways = set().union(*(ways(i) for i in slow))
+    return any(i not in covers and pairs[i].status == "ok" and (relative[i] or 0.0) > 2.0 * level
+               and ways(i) & slow_ways for i in tests)
 
 
 def _confidence(tests: int, together: float | None, twins: int, hung: bool) -> float:

@@ -3,6 +3,7 @@ when only its side saw errors, overlapping slow parts are both named, nothing sl
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from fabricdoc.analysis.blame import Blame
@@ -230,3 +231,35 @@ def test_most_links_of_a_switch_failing_the_same_way_blame_the_switch():
 
     findings = _simulated([Fault("lossy", port=PortRef("leaf02", p)) for p in (1, 2, 3, 4)])
     assert [(f.kind, f.name, f.fault) for f in findings] == [("switch", "leaf02", "symbol_errors")]
+
+
+def _through(fabric, key, way, exclude=()):
+    """Host-port pairs whose route crosses ``key`` in direction ``way`` (0: a to b), not using ``exclude``."""
+    from fabricdoc.model.paths import directed
+
+    ports = fabric.host_ports()
+    return [(s, d) for s in ports for d in ports if s.node != d.node and s not in exclude and d not in exclude
+            and (key, way) in directed(fabric.path(s, d), s)]
+
+
+@pytest.mark.parametrize("fine_way", ["same", "other"])
+def test_a_test_through_a_cable_at_twice_its_slow_tests_clears_it_the_same_way_only(fine_way):
+    # Two slow tests through an uplink one way (transient slowdowns do this) and one more test through it
+    # at the healthy figure: the same way, the cable carried twice what the slow ones reached, so it is
+    # only a suspect to re-test; the other way, a one-way fault stays possible and it is named.
+    fab = fat_tree_2(4, 2, 4)
+    uplink = next(k for k in fab.links if {k.a.node, k.b.node} == {"leaf02", "spine01"})
+    rng = np.random.default_rng(1)
+    slow = _through(fab, uplink, 0)[:2]
+    fine = _through(fab, uplink, 0 if fine_way == "same" else 1, exclude={p for t in slow for p in t})[0]
+    pairs = [PairResult(s, d, "ok", 380.0 * r, 400.0, size_bytes=1 << 28, round=i)
+             for i, ((s, d), r) in enumerate(zip(slow, (0.38, 0.33), strict=True))]
+    pairs.append(PairResult(*fine, "ok", 380.0, 400.0, size_bytes=1 << 28, round=2))
+    others = [(s, d) for s in fab.host_ports() for d in fab.host_ports()
+              if s.node != d.node and uplink not in fab.path(s, d) and uplink not in fab.path(d, s)]
+    for n, i in enumerate(rng.choice(len(others), 24, replace=False)):
+        pairs.append(PairResult(*others[int(i)], "ok", 380.0 * float(np.exp(rng.normal(0, 0.02))), 400.0,
+                                size_bytes=1 << 28, round=3 + n))
+    named = {f.severity for f in localize(fab, Observations(pairs=pairs))
+             if f.kind == "link" and set(f.node_ids) == {"leaf02", "spine01"}}
+    assert named == ({Severity.INFO} if fine_way == "same" else {E})
