@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 Cable = tuple[tuple[str, int], tuple[str, int]]
 """A cable as the report names it: ``((label, port), (label, port))``, written ``[[label, port], [label, port]]``."""
@@ -67,6 +67,11 @@ class _Record:
                 out[f.name] = _json(value)
         return out
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        """From the JSON object: each field its key's value (records with nested ones read those themselves)."""
+        return cls(**{f.name: data.get(f.name) for f in fields(cls)})  # type: ignore[arg-type]
+
 
 class _Figures(_Record):
     """Records that carry the busbw figures of :data:`BUSBW_KEYS` as attributes."""
@@ -87,11 +92,6 @@ class Busbw(_Figures):
     after_drain: float | None = None
     recommended: float | None = None
     _ALWAYS = frozenset({"nominal", "now", "after_drain"})
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Busbw:
-        """From the JSON object."""
-        return cls(data.get("nominal"), data.get("now"), data.get("after_drain"), data.get("recommended"))
 
 
 @dataclass(frozen=True)
@@ -207,11 +207,6 @@ class StateFigures(_Record):
             if value is not None:
                 yield key, value
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> StateFigures:
-        """From the JSON object."""
-        return cls(data.get("nominal"), data.get("now"), data.get("recommended"))
-
 
 @dataclass(frozen=True)
 class SizeFigures(_Record):
@@ -222,12 +217,6 @@ class SizeFigures(_Record):
     nominal: float | None = None
     now: float | None = None
     recommended: float | None = None
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> SizeFigures:
-        """From the JSON object."""
-        return cls(data.get("size_bytes"), data.get("efficiency"), data.get("nominal"), data.get("now"),
-                   data.get("recommended"))
 
 
 @dataclass(frozen=True)
@@ -261,11 +250,6 @@ class SizeEfficiency(_Record):
     efficiency: float | None = None
     tests: int | None = None
     _ALWAYS = frozenset({"size_bytes", "efficiency", "tests"})
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> SizeEfficiency:
-        """From the JSON object."""
-        return cls(data.get("size_bytes"), data.get("efficiency"), data.get("tests"))
 
 
 @dataclass(frozen=True)
@@ -309,11 +293,6 @@ class JobCost(_Record):
     expected_goodput: float | None = None
     _ALWAYS = frozenset({"host_mtbf_hours", "mtbf_hours", "recommended_checkpoint_minutes",
                          "checkpoint_interval_minutes"})
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> JobCost:
-        """From the JSON object (or :func:`fabricdoc.impact.jobcost.job_cost`'s dict)."""
-        return cls(**{f.name: data.get(f.name) for f in fields(cls)})
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from fabricdoc.errors import ConfigError
-from fabricdoc.model.findings import ACTION_URGENCY, ACTION_WHO, Action, Finding
+from fabricdoc.model.findings import ACTION_URGENCY, ACTION_WHO, Action, Finding, short_hash
 from fabricdoc.model.severity import SEVERITIES
 
 FAULTS_FILE = Path(__file__).with_name("faults.toml")
@@ -226,8 +226,6 @@ def _check_shorts(rows: dict[str, FaultInfo], source: str) -> None:
 def _derived_short(fault: str) -> str:
     """An undeclared fault's short name: itself when short, else its first seven characters, '-' and
     two hex digits of the whole name, so two long names sharing a prefix stay apart."""
-    from fabricdoc.model.findings import short_hash
-
     if len(fault) <= SHORT_CHARS:
         return fault
     return f"{fault[:SHORT_CHARS - 3]}-{short_hash(fault)[:2]}"
