@@ -19,10 +19,12 @@ All figures are fractions of the nominal rate (``ratio``) or of the learned figu
 
 from __future__ import annotations
 
+import heapq
 import math
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,7 +32,7 @@ import numpy as np
 
 from fabricdoc.errors import TopologyError
 from fabricdoc.model.paths import is_bidirectional, tested_links
-from fabricdoc.model.records import GroupResult, PairResult
+from fabricdoc.model.records import GroupResult, LinkKey, PairResult
 from fabricdoc.model.topology import Fabric
 
 PRIOR_EFFICIENCY = 0.88  # stated efficiency when nothing can be learned (real fabrics: 0.78-0.97)
@@ -53,6 +55,9 @@ CLASS_BOUND = 0.05  # a path class's figure stays within this of its parent's (l
 BANDWIDTH_BOUND = 0.5  # sizes whose healthy figure is at least this share of the best size's are judged
 GROUP_PREFIX = "group:"  # shapes of group collectives: "group:alltoall"
 LEARN_PHASES = frozenset({"screen", "full_load", "job"})  # group phases not chosen because something failed
+APART_Z = 1.0  # a cable whose tests' upper median sits this many spreads low...
+APART_COMBINED = 3.0  # ...and together (capped at APART_CAP each) this far below: its tests are set apart
+APART_CAP = 4.0  # one test counts at most this many spreads when a cable's tests are set apart
 
 
 @dataclass(frozen=True)
@@ -495,19 +500,22 @@ NO_JUDGEMENT = Judged(None, None, False, None)
 
 def judge_tests(pairs: Sequence[PairResult], groups: Sequence[GroupResult],
                 path_cables: Callable[[PairResult], int | None], history: Iterable[Sample] = (),
-                slow_ratio: float | None = None, learn_rounds: int | None = None) -> TestJudgement:
+                slow_ratio: float | None = None, learn_rounds: int | None = None,
+                apart: AbstractSet[int] = frozenset()) -> TestJudgement:
     """Learn every shape's figure from these tests (and ``history``) and judge each test by it.
 
     ``path_cables(pair)`` gives the cables on a pair's route (its path class; None when unknown).
     ``slow_ratio``, when given, replaces the noise-derived threshold: slow below that share of the
     learned figure. With ``learn_rounds``, pairs of later rounds (a sweep's targeted re-tests, chosen
-    because they cross suspects) are judged but learned from only where the earlier ones are few.
+    because they cross suspects) are judged but learned from only where the earlier ones are few. Pairs
+    ``apart`` (indices: tests through a cable that sits low as a whole) are judged, never learned from.
     """
     per_pair = [pair_samples(p, path_cables(p) if p.status == "ok" else None, i) for i, p in enumerate(pairs)]
     per_group = [group_samples(g, len(pairs) + j) for j, g in enumerate(groups)]
-    early = [ss for ss, p in zip(per_pair, pairs, strict=True) if learn_rounds is None or p.round < learn_rounds]
-    later = [] if learn_rounds is None else [s for ss, p in zip(per_pair, pairs, strict=True)
-                                             if p.round >= learn_rounds for s in ss]
+    early = [ss for i, (ss, p) in enumerate(zip(per_pair, pairs, strict=True))
+             if (learn_rounds is None or p.round < learn_rounds) and i not in apart]
+    later = [] if learn_rounds is None else [s for i, (ss, p) in enumerate(zip(per_pair, pairs, strict=True))
+                                             if p.round >= learn_rounds and i not in apart for s in ss]
     expectations = learn([s for ss in (*early, *per_group) for s in ss], history, later)
     expectations.slow_ratio = slow_ratio
     return TestJudgement(expectations, [expectations.judge(s) if s else NO_JUDGEMENT for s in per_pair],
@@ -517,15 +525,74 @@ def judge_tests(pairs: Sequence[PairResult], groups: Sequence[GroupResult],
 def judge_observations(fabric: Fabric, pairs: Sequence[PairResult], groups: Sequence[GroupResult],
                        history: Iterable[Sample] = (), slow_ratio: float | None = None,
                        learn_rounds: int | None = None) -> TestJudgement:
-    """:func:`judge_tests` with each pair's path class read from ``fabric``'s routes (cables it loads)."""
+    """:func:`judge_tests` with each pair's path class read from ``fabric``'s routes (cables it loads).
+
+    Judged twice: a gray cable's tests (a few spreads low, inside the healthy bulk) widen the learned
+    spread on a small fabric until they no longer stand out, so the tests through a cable that sits low
+    as a whole (:func:`set_apart`) are set apart and every shape learned again without them.
+    """
+    paths: dict[int, tuple[LinkKey, ...] | None] = {}
+    for i, p in enumerate(pairs):
+        try:
+            paths[i] = tested_links(fabric, p.src, p.dst, is_bidirectional(p.test)) if p.status == "ok" else None
+        except TopologyError:
+            paths[i] = None
+    index = {id(p): i for i, p in enumerate(pairs)}
 
     def cables(p: PairResult) -> int | None:
-        try:
-            return len(tested_links(fabric, p.src, p.dst, is_bidirectional(p.test)))
-        except TopologyError:
-            return None
+        path = paths.get(index.get(id(p), -1))
+        return None if path is None else len(path)
 
-    return judge_tests(pairs, groups, cables, history, slow_ratio, learn_rounds)
+    first = judge_tests(pairs, groups, cables, history, slow_ratio, learn_rounds)
+    apart = set_apart(pairs, [paths[i] for i in range(len(pairs))], first.pairs)
+    if not apart:
+        return first
+    return judge_tests(pairs, groups, cables, history, slow_ratio, learn_rounds, apart)
+
+
+def set_apart(pairs: Sequence[PairResult], paths: Sequence[tuple[LinkKey, ...] | None],
+              judged: Sequence[Judged]) -> set[int]:
+    """Tests through a cable whose tests sit low as a whole: their upper median :data:`APART_Z` spreads
+    and :data:`MIN_DROP` low (a host a few percent slower than the rest is the noise, not a fault), and
+    their sum (each capped at :data:`APART_CAP`) :data:`APART_COMBINED` over the root of their count.
+    The lowest cable goes first; the cables beside it are judged on the tests it leaves. None of a test
+    kind when that would leave fewer than twice :data:`MIN_TESTS` or half its tests: a fault under most
+    of a kind's tests cannot be told from its healthy figure."""
+    through: dict[LinkKey, list[int]] = defaultdict(list)
+    for i, path in enumerate(paths):
+        if path is not None and judged[i].z is not None:
+            for key in path:
+                through[key].append(i)
+    apart: set[int] = set()
+
+    def score(key: LinkKey) -> float | None:
+        tests = [i for i in through[key] if i not in apart]
+        if len(tests) < 2:
+            return None
+        z = sorted(max(float(judged[i].z or 0.0), -APART_CAP) for i in tests)
+        rel = sorted(float(judged[i].relative or 0.0) for i in tests)
+        if z[len(z) // 2] > -APART_Z or rel[len(rel) // 2] > 1.0 - MIN_DROP:
+            return None
+        combined = sum(z) / math.sqrt(len(z))
+        return combined if combined <= -APART_COMBINED else None
+
+    # The lowest first, lazily: a cable's figure is read again when it comes up (tests set apart since
+    # may have left it short), so each round touches only the cables that still qualify.
+    heap = [(found, n, key) for n, key in enumerate(through) if (found := score(key)) is not None]
+    heapq.heapify(heap)
+    while heap:
+        stored, n, key = heapq.heappop(heap)
+        now = score(key)
+        if now is None:
+            continue
+        if now > stored + 1e-12:
+            heapq.heappush(heap, (now, n, key))
+            continue
+        apart.update(through[key])
+    kinds = Counter(pairs[i].test for i, path in enumerate(paths) if path is not None and judged[i].z is not None)
+    left = Counter(pairs[i].test for i in apart)
+    keep = {k for k, n in kinds.items() if n - left[k] < max(2 * MIN_TESTS, n / 2)}
+    return {i for i in apart if pairs[i].test not in keep}
 
 
 class GroupJudge:
