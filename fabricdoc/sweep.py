@@ -160,11 +160,15 @@ def measure_and_retest(
     screened = rounds
     group_load, isolation_left = False, 0
     suspects = retest_suspects(fabric, findings, obs.pairs) if retest else []
+    blamed = _blamed_links(fabric, findings)
     if retest:  # cables whose planned tests could not run are tested from other hosts in the same round
         planned_cables = [k for k, n in plan.coverage.items() if n > 0]
-        suspects += [k for k in unmeasured_cables(fabric, planned_cables, obs.pairs) if k not in suspects]
+        suspects += [k for k in unmeasured_cables(fabric, planned_cables, obs.pairs, blamed)
+                     if k not in suspects]
     if suspects:
-        again = retest_plan(fabric, suspects, bidirectional=measure.bidirectional, skip_hosts=no_test_ran(obs.pairs))
+        # Around the cables already named where a path allows: a test through one shows that one again.
+        again = retest_plan(fabric, suspects, bidirectional=measure.bidirectional, skip_hosts=no_test_ran(obs.pairs),
+                            avoid=blamed)
         measure(again, rounds, obs.pairs)
         rounds += len(again.rounds)
         planned += again.test_count

@@ -4,12 +4,13 @@ cables hidden behind a link trained low (every test through them also ran throug
 from __future__ import annotations
 
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 
 from fabricdoc.errors import TopologyError
 from fabricdoc.model.evidence import SlowPairsEvidence
 from fabricdoc.model.faults import fault as fault_info
 from fabricdoc.model.findings import Finding
-from fabricdoc.model.paths import FINISHED, finished_crossed
+from fabricdoc.model.paths import FINISHED, is_bidirectional, tested_links
 from fabricdoc.model.records import LinkKey, PairResult, PortRef
 from fabricdoc.model.topology import Fabric
 
@@ -85,13 +86,30 @@ def finished_hosts(pairs: Iterable[PairResult]) -> set[str]:
     return {n for p in pairs if p.status in FINISHED for n in (p.src.node, p.dst.node)}
 
 
-def unmeasured_cables(fabric: Fabric, planned: Iterable[LinkKey], pairs: Iterable[PairResult]) -> list[LinkKey]:
+def unmeasured_cables(fabric: Fabric, planned: Iterable[LinkKey], pairs: Iterable[PairResult],
+                      blamed: AbstractSet[LinkKey] = frozenset()) -> list[LinkKey]:
     """The up cables of ``planned`` (those the plan's tests were to cross) that no finished test
-    crossed, because the tests through them could not run (a silent host, a failing launch): tested
-    again from other hosts, so a slow cable does not go unseen behind a broken host. A host's own cable
-    whose host finished no test is left out (nothing else can test it)."""
+    crossed, because the tests through them could not run (a silent host, a failing launch) or hung on
+    another cable already ``blamed`` (a test that never finished says nothing of the cables beside the
+    one that stopped it): tested again from other hosts, so a slow cable does not go unseen behind a
+    broken host or cable. A host's own cable whose host finished no test is left out (nothing else can
+    test it)."""
     pairs = list(pairs)
-    crossed, finished = finished_crossed(fabric, pairs), finished_hosts(pairs)
+    finished = finished_hosts(pairs)
+    crossed: set[LinkKey] = set()
+    for p in pairs:
+        if p.status not in FINISHED:
+            continue
+        try:
+            path = tested_links(fabric, p.src, p.dst, is_bidirectional(p.test))
+        except TopologyError:
+            continue
+        if p.status == "hung":
+            stopped = blamed.intersection(path)
+            if stopped:  # hung on a blamed cable: it measured that one alone
+                crossed.update(stopped)
+                continue
+        crossed.update(path)
     out = []
     for key in planned:
         link = fabric.links.get(key)

@@ -117,3 +117,43 @@ def test_a_slow_cable_only_a_silent_hosts_tests_were_to_cross_is_named_by_the_sw
         found = measure_and_retest(sim.truth, obs, SimMeasure(sim), Options()).findings
         named = {(f.fault, tuple(f.node_ids)) for f in found if f.severity != "info"}
         assert ("degraded_bandwidth", ("agg-p02-02", "edge-p02-01")) in named, (seed, named)
+
+
+def test_a_cable_whose_tests_all_hung_on_another_named_cable_is_unmeasured():
+    from fabricdoc.analysis.suspects import unmeasured_cables
+
+    fabric = fat_tree_2(4, 2, 2)
+    src, dst = PortRef("node0001", 1), PortRef("node0005", 1)
+    path = fabric.path(src, dst)  # host cable, leaf01 up, spine down to leaf03, host cable
+    stuck = next(k for k in path if "leaf01" in (k.a.node, k.b.node) and "node0001" not in (k.a.node, k.b.node))
+    beyond = next(k for k in path if "leaf03" in (k.a.node, k.b.node) and "node0005" not in (k.a.node, k.b.node))
+    # The one test over the stuck uplink hung there; the hosts' own cables ran tests on their leaves.
+    pairs = [PairResult(src, dst, "hung", None, 100.0), _ok("node0001", "node0002"), _ok("node0006", "node0005")]
+    assert unmeasured_cables(fabric, path, pairs, blamed={stuck}) == [beyond]
+    # Not told which cable stopped it, a hung test is evidence against every cable it crossed.
+    assert unmeasured_cables(fabric, path, pairs) == []
+
+
+def test_the_sweeps_retest_routes_around_the_cables_its_first_pass_named(monkeypatch):
+    from fabricdoc import sweep
+    from fabricdoc.analysis.localize import Options
+    from fabricdoc.bandwidth.simulated import SimMeasure
+    from fabricdoc.fabric.faults import Fault
+    from fabricdoc.fabric.generators import fat_tree_3
+    from fabricdoc.model.records import Observations
+    from fabricdoc.sources.sim.simulator import Simulator
+
+    told: list[set] = []
+    real = sweep.retest_plan
+
+    def spy(fabric, suspects, **kw):
+        told.append(set(kw.get("avoid", ())))
+        return real(fabric, suspects, **kw)
+
+    monkeypatch.setattr(sweep, "retest_plan", spy)
+    sim = Simulator(fat_tree_3(4), [Fault("hung", port=BEHIND.a), Fault("slow", port=PortRef("edge-p01-01", 1),
+                                                                        factor=0.5)], seed=1)
+    before, after = sim.counters()
+    obs = Observations(before=before, after=after, states=sim.port_states(), interval_s=sim.interval_s)
+    sweep.measure_and_retest(sim.truth, obs, SimMeasure(sim), Options())
+    assert told and BEHIND in told[0]  # the hung cable named by the first pass: no re-test hangs on it again
