@@ -1,8 +1,9 @@
 """Group tests and adaptive isolation on the simulator: tests and rounds, localization of load-only faults.
 
 1. Tests and rounds against hosts N and bad hosts d (a host cable at 30% of its rate, seen by any test
-   through it: the "bad node" of NVIDIA's Cluster Readiness Engine), group testing alone (screen every
-   leaf, then pairs of leaves; split failing groups; confirm against known-good hosts), next to CRE's
+   through it: the "bad node" of NVIDIA's Cluster Readiness Engine), group testing alone (screen pairs
+   of leaves, and every leaf alone when they leave the healthy figure in doubt; split failing groups;
+   confirm against known-good hosts), next to CRE's
    published figures (N=232, d=1: 22 tests in 7 rounds; healthy: 28 tests in 3 rounds) and the
    information bound d log2(N/d).
 2. Localization of load-only faults (a cable that collapses above 2 concurrent flows, a PFC pause storm
@@ -26,7 +27,7 @@ from collections import defaultdict
 import numpy as np
 
 from fabricdoc.analysis.localize import Options
-from fabricdoc.bandwidth.groups import screen_rounds
+from fabricdoc.bandwidth.groups import screening
 from fabricdoc.bandwidth.isolate import isolate
 from fabricdoc.bandwidth.simulated import SimMeasure
 from fabricdoc.fabric.faults import Fault
@@ -51,7 +52,8 @@ def group_testing(fabric, d: int, seed: int) -> tuple[int, int, bool]:
     sim = Simulator(fabric, [Fault("slow", port=p, factor=0.3) for p in bad], seed=seed)
     measure = SimMeasure(sim)
     into: list = []
-    done = isolate(sim.truth, measure.group_round(into), screen_rounds(sim.truth, hosts), expect=group_expectation)
+    plan = screening(sim.truth, hosts)
+    done = isolate(sim.truth, measure.group_round(into), plan.rounds, expect=group_expectation, reference=plan.reference)
     confirmed = {p for g in done.failing if g.phase == "confirm" for p in g.members}
     return done.tests, done.rounds, set(bad) <= confirmed
 

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 from fabricdoc.analysis.localize import Options, localize
 from fabricdoc.analysis.rules import load_rules
 from fabricdoc.analysis.suspects import no_test_ran, retest_suspects, unmeasured_cables
-from fabricdoc.bandwidth.groups import GroupTest, expected_round, full_load_rounds, screen_rounds
+from fabricdoc.bandwidth.groups import GroupTest, expected_round, full_load_rounds, screening
 from fabricdoc.bandwidth.isolate import isolate
 from fabricdoc.bandwidth.journal import Journal, JournalHeader, plan_fingerprint
 from fabricdoc.bandwidth.plan import Plan, plan_sweep
@@ -179,14 +179,17 @@ def measure_and_retest(
             raise ConfigError("this bandwidth backend cannot run group tests (--groups / --full-load)")
         ports = fabric.host_ports()
         screens = full_load_rounds(ports) if full_load else []
+        reference: list[GroupTest] = []
         if groups:
-            screens += screen_rounds(fabric, ports, group_test)
+            screen_plan = screening(fabric, ports, group_test)
+            screens += screen_plan.rounds
+            reference = screen_plan.reference
         total = sum(len(s) for s in screens)
         progress("groups", 0, total)
         judge = GroupJudge(judged.expectations, options.slow_ratio)
         done = isolate(fabric, make(obs.groups), screens, judge=judge, first_round=rounds,
                        expect=group_expectation, chase=groups, explained=_blamed_links(fabric, findings),
-                       progress=lambda n, known: progress("groups", n, known))
+                       progress=lambda n, known: progress("groups", n, known), reference=reference)
         progress("groups", done.tests, done.tests)
         rounds += done.rounds  # group tests are counted in the report's tests.groups_* (not as planned pairs)
         group_load, isolation_left = groups, done.unfinished

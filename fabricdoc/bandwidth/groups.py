@@ -67,6 +67,17 @@ def _chunks(ports: list[PortRef], size: int) -> list[list[PortRef]]:
     return [ports[i:i + step] for i in range(0, len(ports), step)]
 
 
+@dataclass(frozen=True)
+class Screening:
+    """The screening plan: ``rounds`` always run, and the ``reference`` round (every leaf's hosts alone,
+    no spine between them), run only when the rounds' groups leave what a healthy group reaches in
+    doubt (:meth:`fabricdoc.model.expectation.GroupJudge.doubtful`): a spine that slows every pair of
+    leaves alike is a fault only next to groups no spine carries."""
+
+    rounds: list[list[GroupTest]]
+    reference: list[GroupTest]
+
+
 def screen_rounds(fabric: Fabric, ports: Sequence[PortRef], test: str = "alltoall",
                   max_size: int = MAX_ALLTOALL) -> list[list[GroupTest]]:
     """The screening rounds: every leaf's hosts at once, then pairs of leaves (their uplinks and spines).
@@ -106,7 +117,8 @@ def screen_rounds(fabric: Fabric, ports: Sequence[PortRef], test: str = "alltoal
                                  "leaves " + "+".join(fabric.label(leaf) for leaf in trio)))
         return out
 
-    rounds = [r for r in (first, round_of(_far_pairs(names))) if r]
+    paired = round_of(_far_pairs(names))
+    rounds = [r for r in (first, paired) if r]
     # Then pairs of leaves at other distances, a round each, while one loads switch cables the rounds so
     # far did not (on a rail-optimized fabric: the spines between different rails), at most EXTRA_ROUNDS.
     loaded = _loaded(fabric, rounds)
@@ -120,6 +132,22 @@ def screen_rounds(fabric: Fabric, ports: Sequence[PortRef], test: str = "alltoal
             rounds.append(extra)
             todo -= gained
     return rounds
+
+
+def screening(fabric: Fabric, ports: Sequence[PortRef], test: str = "alltoall",
+              max_size: int = MAX_ALLTOALL) -> Screening:
+    """:func:`screen_rounds`, with every leaf's group alone held back as the :attr:`Screening.reference`
+    where pairs of leaves already hold every host: each pair loads its hosts' cables and leaves as their
+    own groups would, and isolation splits a failing pair into its leaves. (A ``fan`` screen keeps
+    every round.)"""
+    rounds = screen_rounds(fabric, ports, test, max_size)
+    if test == "fan" or len(rounds) < 2 or not rounds[0] or not all(t.label.startswith("leaf ") for t in rounds[0]):
+        return Screening(rounds, [])
+    first, rest = rounds[0], rounds[1:]
+    covered = {p for tests in rest for t in tests for p in t.members}
+    if any(p not in covered for t in first for p in t.members):
+        return Screening(rounds, [])
+    return Screening(rest, first)
 
 
 EXTRA_ROUNDS = 8  # pair rounds beyond the far pairing, each only when it loads cables the others did not

@@ -108,9 +108,11 @@ def isolate(
     chase: bool = True,
     explained: Collection[LinkKey] = (),
     progress: Callable[[int, int], None] | None = None,
+    reference: Sequence[GroupTest] = (),
 ) -> Isolation:
     """Run ``screens`` and chase every failing group until each is isolated (or ``max_rounds`` pass);
-    ``chase=False`` runs the screens only. A failing group whose routes cross an ``explained`` cable
+    ``chase=False`` runs the screens only. The ``reference`` round (groups no spine carries) runs after
+    them when their groups leave the healthy figure in doubt (:meth:`GroupJudge.doubtful`). A failing group whose routes cross an ``explained`` cable
     (one other evidence already blamed) is not chased: that cable explains it. ``judge`` says which
     results failed (default: against what the healthy groups seen so far reach). ``progress(done,
     known)`` is told after every round: group tests run, and those known so far (screens plus the
@@ -141,10 +143,16 @@ def isolate(
         return results
 
     failing: list[GroupTest] = []
+    screened_results: list[tuple[GroupTest, GroupResult]] = []
     for screen in screens:
         if screen:
             results = run(list(screen))
             failing += [t for t, r in zip(screen, results, strict=True) if judge.failed(r)]
+            screened_results += zip(screen, results, strict=True)
+    if reference and out.rounds < max_rounds and judge.doubtful(reference[0].test):
+        screened_results += zip(reference, run(list(reference)), strict=True)
+        # The screens judged again next to groups no spine carries: what a healthy group reaches is now known.
+        failing = [t for t, r in screened_results if judge.failed(r)]
     chases: list[_Chase] = []
     wants: dict[int, list[GroupTest]] = {}
 

@@ -41,6 +41,7 @@ MIN_TESTS = 8  # tests of a shape needed to learn its figure (fewer: the parent'
 SCREEN_APART = 16  # screening tests of a test and size from which a sweep's re-tests are judged, not learned from
 MIN_GROUP_TESTS = 3  # group tests of one collective needed to learn its figure
 GROUP_PLAUSIBLE = 0.4  # a group figure below this share of the pairs' (or the prior) is the failing groups' mode (a runner's overhead, gloo's ~0.5, is not)
+REFERENCE_BELOW = 0.7  # groups learned below this share of the pairs' figure: run the groups no spine carries
 GROUP_GAP = 2.0  # ... when groups near the pairs' figure reach at least this many times it
 SPREAD_FLOOR = 0.01  # printed figures carry ~1% jitter even on the quietest fabric
 Z_SLOW = 2.5  # a test this many spreads below its shape's figure is slow...
@@ -619,9 +620,26 @@ class GroupJudge:
         samples = group_samples(group, -1)
         if not samples:
             return False
+        return self._expectations().judge(samples).slow
+
+    def doubtful(self, test: str) -> bool:
+        """Whether the groups of collective ``test`` seen so far leave what a healthy one reaches in doubt:
+        too few to learn from, or learned below :data:`REFERENCE_BELOW` of what the pair tests reach (the
+        prior without them). Every group may then share one slow part (a spine under every pair of
+        leaves): groups that part does not carry are needed to tell."""
+        current = self._expectations()
+        family = GROUP_PREFIX + test.split(":", 1)[0]
+        figures = [b for b in current.baselines.values() if b.shape.test == family]
+        pairs = [b.efficiency for b in current.baselines.values() if b.shape.path is None
+                 and b.source != "prior" and not b.shape.test.startswith(GROUP_PREFIX)]
+        reference = float(np.median(pairs)) if pairs else PRIOR_EFFICIENCY
+        return not figures or any(b.source != "learned" or b.efficiency < REFERENCE_BELOW * reference
+                                  for b in figures)
+
+    def _expectations(self) -> Expectations:
         if self._current is None:
             self._current = Expectations(baselines={k: b for k, b in self.pairs.baselines.items()
                                                     if not k.test.startswith(GROUP_PREFIX)},
                                          slow_ratio=self.slow_ratio)
             _groups(self.samples, self._current)
-        return self._current.judge(samples).slow
+        return self._current

@@ -13,6 +13,7 @@ from fabricdoc.bandwidth.groups import (
     expected_round,
     full_load_rounds,
     screen_rounds,
+    screening,
     split,
 )
 from fabricdoc.bandwidth.isolate import isolate
@@ -130,6 +131,40 @@ def test_screening_groups_are_the_leaves_then_pairs_of_leaves_and_splits_follow_
     assert {p.node for p in b} == {f"node{i:04d}" for i in range(9, 13)}
     (ring,), (alltoall,) = full_load_rounds(fab.host_ports())
     assert (ring.test, alltoall.test, len(ring.members)) == ("all_reduce", "alltoall", 16)
+
+
+def test_leaves_alone_are_held_back_as_a_reference_where_pairs_hold_every_host():
+    fab = _fabric()
+    plan = screening(fab, fab.host_ports())
+    assert [[t.label for t in r] for r in plan.rounds] == [["leaves leaf01+leaf03", "leaves leaf02+leaf04"]]
+    assert [t.label for t in plan.reference] == ["leaf leaf01", "leaf leaf02", "leaf leaf03", "leaf leaf04"]
+    # Pairs cut to fit a group: the hosts left out are screened in their leaves' own groups, always.
+    cut = screening(fab, fab.host_ports(), max_size=6)
+    assert cut.reference == [] and cut.rounds == screen_rounds(fab, fab.host_ports(), max_size=6)
+    assert screening(fab, fab.host_ports(), "fan").reference == []
+
+
+def _screened(fabric, faults, seed=0):
+    sim = Simulator(fabric, faults, seed=seed)
+    into: list = []
+    plan = screening(sim.truth, sim.truth.host_ports())
+    done = isolate(sim.truth, SimMeasure(sim).group_round(into), plan.rounds, expect=group_expectation,
+                   reference=plan.reference, chase=False)
+    return into, done
+
+
+def test_the_reference_runs_only_when_every_pair_of_leaves_runs_alike_low():
+    fab = fat_tree_2(leaves=8, spines=4, hosts_per_leaf=8)
+    for seed in range(3):
+        healthy, done = _screened(fab, [], seed)
+        assert {g.label.split()[0] for g in healthy} == {"leaves"} and done.failing == []
+        # A spine that collapses under a round's load slows every pair of leaves alike: next to the leaves
+        # alone (no spine between their hosts), every pair fails.
+        into, done = _screened(fab, [Fault("switch_collapse", switch="spine03", flows=16)], seed)
+        leaves = [g for g in into if g.label.startswith("leaf ")]
+        assert len(leaves) == 8 and sum(done.judge.failed(g) for g in leaves) <= 1  # a transient slowdown, if any
+        pairs = [g for g in into if g.label.startswith("leaves ")]
+        assert pairs and all(done.judge.failed(g) for g in pairs)
 
 
 def test_the_full_load_ring_is_judged_against_the_impact_models_busbw():
