@@ -66,6 +66,7 @@ class _State:
         self.passing_load: Counter[Channel] = Counter()  # most flows a passing test put on each direction
         self.passing_switch: Counter[str] = Counter()  # most flows through each switch in a round a test passed
         self.failing_switch: Counter[str] = Counter()  # most flows through each switch in a round a test failed
+        self.few_failed: set[GroupTest] = set()  # failed where most of their round passed: rerun before probing
 
     def saw(self, tests: Sequence[GroupTest], results: Sequence[GroupResult]) -> None:
         """One round's results: the hosts and cable-direction loads of the tests that passed, and the
@@ -80,6 +81,9 @@ class _State:
         total: Counter[str] = Counter()
         for load in loads:
             total.update(load)
+        failing = [t for t, r in zip(tests, results, strict=True) if r.status in ("ok", "hung") and self.judge.failed(r)]
+        if 2 * len(failing) < len(tests):
+            self.few_failed.update(failing)
         for t, r, f, load in zip(tests, results, flows, loads, strict=True):
             if r.status not in ("ok", "hung"):
                 continue
@@ -287,7 +291,14 @@ def _chase(test: GroupTest, state: _State, probes: int) -> _Chase:
     bad = [h for h, r in zip(halves, results, strict=True) if slow.failed(r)]
     if bad:
         return [h for h in bad if len(h.members) > 2 or h.phase != "confirm"]
-    # Both halves pass and the whole fails: only the whole group's load shows the fault.
+    # Both halves pass and the whole failed. Where most of its round passed, run the whole once more
+    # first: a transient slowdown (a neighbour's checkpoint) passes the second time, a fault its own load
+    # shows does not. (Where most of the round failed, the round's load together may be the cause.)
+    if test in state.few_failed:
+        again = GroupTest(test.members, test.test, "split", f"{test.label}, again")
+        results = yield [again]
+        if not slow.failed(results[0]):
+            return []
     last = yield from _substitute(test, state)
     if last is None:
         last = yield from _cross_halves(test, state, a, b)
