@@ -13,6 +13,9 @@
    mean confidence, over seeds; and healthy fabrics (false positives). Findings count when they name a part
    (warning or worse); the simulator runs with its default realistic noise (fabricdoc.fabric.realism).
 3. Which faults pair rounds miss and group rounds find, per fault kind.
+4. The same load-only faults on other fabric shapes (oversubscribed and odd leaf/spine, parallel cables,
+   three-level fat-trees, rail-optimized): a collapsing cable among every switch-to-switch cable (agg-core
+   too), an incast into any host port, a collapsing switch among every switch above the leaves (cores too).
 
 Prints figures, asserts nothing. Usage: python benchmarks/bench_groups.py [--sizes small|full] [--seeds N]
 """
@@ -31,7 +34,7 @@ from fabricdoc.bandwidth.groups import screening
 from fabricdoc.bandwidth.isolate import isolate
 from fabricdoc.bandwidth.simulated import SimMeasure
 from fabricdoc.fabric.faults import Fault
-from fabricdoc.fabric.generators import fat_tree_2
+from fabricdoc.fabric.generators import fat_tree_2, fat_tree_3, rail_optimized
 from fabricdoc.model.records import LinkKey, Observations
 from fabricdoc.sources.sim.simulator import Simulator
 from fabricdoc.sweep import group_expectation, measure_and_retest
@@ -81,6 +84,28 @@ def load_fault(kind: str, fabric, rng) -> tuple[Fault, object]:
     return Fault("slow", port=key.a, factor=0.4), key
 
 
+def shape_fault(kind: str, fabric, rng) -> tuple[Fault, object]:
+    """A load-only fault anywhere on any fabric shape: a collapsing switch-to-switch cable, an incast into a
+    host port, or a switch above the leaves that collapses above twice its cable count of flows (more than
+    a pair round, one flow per cable direction, ever puts through it)."""
+    if kind == "switch_collapse":
+        hosts_at = {fabric.peer(p).node for p in fabric.host_ports()}
+        upper = sorted(n.id for n in fabric.switches() if n.id not in hosts_at)
+        sw = upper[int(rng.integers(len(upper)))]
+        return Fault(kind, switch=sw, flows=2 * len(fabric.node_links(sw))), sw
+    return load_fault(kind, fabric, rng)
+
+
+SHAPES = {
+    "leaf-spine 2:1, 8x8": lambda: fat_tree_2(leaves=8, spines=4, hosts_per_leaf=8),
+    "leaf-spine odd, 7x4": lambda: fat_tree_2(leaves=7, spines=4, hosts_per_leaf=4),
+    "parallel cables 4x2x2": lambda: fat_tree_2(leaves=4, spines=2, hosts_per_leaf=4, links_per_spine=2),
+    "fat-tree 3L k=4": lambda: fat_tree_3(4),
+    "fat-tree 3L k=6": lambda: fat_tree_3(6),
+    "rail-opt 2x4x4": lambda: rail_optimized(units=2, hosts_per_unit=4, rails=4, spines=4),
+}
+
+
 def names(finding, fabric, part) -> bool:
     if isinstance(part, str):
         return finding.kind == "switch" and part in finding.node_ids
@@ -101,8 +126,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", choices=sorted(SIZES), default="full")
     ap.add_argument("--seeds", type=int, default=10)
+    ap.add_argument("--shapes-only", action="store_true", help="run section 4 (other fabric shapes) alone")
     args = ap.parse_args()
     sizes = SIZES[args.sizes]
+    if args.shapes_only:
+        shapes(min(args.seeds, 5))
+        return
 
     print("1. group testing: tests and rounds against hosts N and bad hosts d "
           f"(mean over {args.seeds} seeds; bound d log2(N/d); CRE's published figures where it has them)")
@@ -171,6 +200,52 @@ def main() -> None:
     print(f"{'fault':>22} {'pair rounds':>12} {'with groups':>12}")
     for kind, rows in seen.items():
         print(f"{kind:>22} {np.mean([r[0] for r in rows]):12.2f} {np.mean([r[1] for r in rows]):12.2f}")
+
+    shapes(min(args.seeds, 5))
+
+
+def shapes(seeds: int) -> None:
+    """Section 4: load-only faults on fabric shapes the other sections do not use."""
+    print(f"\n4. load-only faults on other fabric shapes ({seeds} seeds each; the sweep's loop with groups and the "
+          "full-load round): location recall and precision; false positives where nothing is injected")
+    print(f"{'fabric':>22} {'fault':>16} {'recall':>7} {'precision':>9} {'fail':>5} {'tests':>6} {'rounds':>6} "
+          f"{'capped':>6}")
+    totals = defaultdict(lambda: [0, 0, 0, 0])  # hits, faults, naming, findings
+    for label, make in SHAPES.items():
+        fabric = make()
+        for kind in ("load_collapse", "incast_pfc", "switch_collapse", "healthy"):
+            hit = named = total = fails = capped = 0
+            tests, rounds = [], []
+            for seed in range(seeds):
+                rng = np.random.default_rng(2000 + seed)
+                faults, part = ([], None) if kind == "healthy" else (lambda fp: ([fp[0]], fp[1]))(
+                    shape_fault(kind, fabric, rng))
+                found, obs = sweep(fabric, faults, seed, groups=True)
+                blaming = [f for f in found.findings if f.severity != "info"]
+                total += len(blaming)
+                tests.append(found.planned_tests + len(obs.groups))
+                rounds.append(found.rounds)
+                capped += bool(found.isolation_left)
+                if part is not None:
+                    good = [f for f in blaming if names(f, fabric, part)]
+                    hit += bool(good)
+                    named += len(good)
+                    fails += any(str(f.severity) in ("error", "critical") for f in good)
+            if kind != "healthy":
+                for key in (kind, "all"):
+                    t = totals[key]
+                    t[0] += hit
+                    t[1] += seeds
+                    t[2] += named
+                    t[3] += total
+            recall = f"{hit / seeds:7.2f}" if kind != "healthy" else f"{'-':>7}"
+            precision = f"{named / total:9.2f}" if total and kind != "healthy" else f"{'-':>9}"
+            extra = f"  false positives: {total}" if kind == "healthy" else ""
+            print(f"{label:>22} {kind:>16} {recall} {precision} {fails if kind != 'healthy' else '-':>5} "
+                  f"{np.mean(tests):6.1f} {np.mean(rounds):6.1f} {capped:>6}{extra}")
+    for key, (hits, faults, naming, findings) in totals.items():
+        print(f"{'all shapes':>22} {key:>16} {hits / faults:7.2f} "
+              f"{(naming / findings if findings else float('nan')):9.2f}")
 
 
 if __name__ == "__main__":
