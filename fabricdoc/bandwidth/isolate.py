@@ -147,16 +147,21 @@ def isolate(
         return results
 
     failing: list[GroupTest] = []
-    screened_results: list[tuple[GroupTest, GroupResult]] = []
+    seen: list[tuple[list[GroupTest], list[GroupResult]]] = []
     for screen in screens:
         if screen:
             results = run(list(screen))
             failing += [t for t, r in zip(screen, results, strict=True) if judge.failed(r)]
-            screened_results += zip(screen, results, strict=True)
+            seen.append((list(screen), results))
     if reference and out.rounds < max_rounds and judge.doubtful(reference[0].test):
-        screened_results += zip(reference, run(list(reference)), strict=True)
-        # The screens judged again next to groups no spine carries: what a healthy group reaches is now known.
-        failing = [t for t, r in screened_results if judge.failed(r)]
+        seen.append((list(reference), run(list(reference))))
+        # The screens judged again next to groups no spine carries, now that what a healthy group reaches
+        # is known: which failed, and which hosts and loads passed (a screen judged before the reference
+        # ran may have passed against a figure its own failing round set).
+        failing = [t for tests, results in seen for t, r in zip(tests, results, strict=True) if judge.failed(r)]
+        state = _State(fabric, judge)
+        for tests, results in seen:
+            state.saw(tests, results)
     chases: list[_Chase] = []
     wants: dict[int, list[GroupTest]] = {}
 

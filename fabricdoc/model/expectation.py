@@ -41,6 +41,10 @@ MIN_TESTS = 8  # tests of a shape needed to learn its figure (fewer: the parent'
 SCREEN_APART = 16  # screening tests of a test and size from which a sweep's re-tests are judged, not learned from
 MIN_GROUP_TESTS = 3  # group tests of one collective needed to learn its figure
 GROUP_PLAUSIBLE = 0.4  # a group figure below this share of the pairs' (or the prior) is the failing groups' mode (a runner's overhead, gloo's ~0.5, is not)
+# A group's figure scatters more than a pair's: few tests, each a whole round's worth of flows and gated by its
+# slowest member (healthy 4-16 host groups of one simulated fabric: 0.71-0.80 of the flow model's figure).
+GROUP_SPREAD_FLOOR = 0.04
+REFERENCE_FROM = 6  # groups in the healthy bulk from which the screens' own figure stands without a reference
 REFERENCE_BELOW = 0.7  # groups learned below this share of the pairs' figure: run the groups no spine carries
 GROUP_GAP = 2.0  # ... when groups near the pairs' figure reach at least this many times it
 SPREAD_FLOOR = 0.01  # printed figures carry ~1% jitter even on the quietest fabric
@@ -354,7 +358,7 @@ def _groups(samples: list[Sample], out: Expectations) -> None:
                 fitted = Baseline(shape, higher.efficiency, higher.spread, MIN_GROUP_TESTS, "learned",
                                   higher.slowest_ok)
         if fitted is not None and fitted.tests >= MIN_GROUP_TESTS:
-            spread = max(fitted.spread, 0.03)  # few tests, each a whole round's worth of flows
+            spread = max(fitted.spread, GROUP_SPREAD_FLOOR)
             out.baselines[shape] = Baseline(shape, fitted.efficiency, spread, fitted.tests, "learned",
                                             slow_below(spread))
         elif pairs:
@@ -624,7 +628,8 @@ class GroupJudge:
 
     def doubtful(self, test: str) -> bool:
         """Whether the groups of collective ``test`` seen so far leave what a healthy one reaches in doubt:
-        too few to learn from, or learned below :data:`REFERENCE_BELOW` of what the pair tests reach (the
+        fewer than :data:`REFERENCE_FROM` in the healthy bulk (a few groups, one failing among them, say
+        little), or learned below :data:`REFERENCE_BELOW` of what the pair tests reach (the
         prior without them). Every group may then share one slow part (a spine under every pair of
         leaves): groups that part does not carry are needed to tell."""
         current = self._expectations()
@@ -633,8 +638,8 @@ class GroupJudge:
         pairs = [b.efficiency for b in current.baselines.values() if b.shape.path is None
                  and b.source != "prior" and not b.shape.test.startswith(GROUP_PREFIX)]
         reference = float(np.median(pairs)) if pairs else PRIOR_EFFICIENCY
-        return not figures or any(b.source != "learned" or b.efficiency < REFERENCE_BELOW * reference
-                                  for b in figures)
+        return not figures or any(b.source != "learned" or b.tests < REFERENCE_FROM
+                                  or b.efficiency < REFERENCE_BELOW * reference for b in figures)
 
     def _expectations(self) -> Expectations:
         if self._current is None:
