@@ -85,6 +85,9 @@ Z_CAP = 10.0  # one test counts at most this many spreads: a transient outlier d
 RETEST_Z = 1.5  # a cable whose tests sit this low (upper median) around an unexplained low test: re-test it
 RETEST_LIMIT = 256  # suspects to re-test listed at most (the lowest first)
 CAP_TOLERANCE = 0.15  # tests through one slow cable sit within this (log units) of each other: hosts differ
+# A cable that carried a test this many times faster than its slow tests' best, the same way, did not slow
+# them: 4% jitter moves a test by far less, and a slow cable caps every test through it.
+CARRIED = 1.5
 NAMED_DROP = 0.10  # a cable named slow sits at least this far below what healthy tests reach (hosts alone
 # differ by a few percent each way, so their pairs by up to ~8%; a gray fault is 0.85x)
 
@@ -240,9 +243,9 @@ def _pair_key(p: PairResult) -> tuple[PortRef, PortRef]:
 
 def _contradicted(key: LinkKey, covers: set[int], tests: list[int], channels: list[list], pairs: list[PairResult],
                   relative: list[float | None]) -> bool:
-    """Whether a test crossed the cable the same way as its slow tests at more than twice the best of them: a
-    cable carries what it carried, so those slow tests have another cause (a transient slowdown, most
-    often). The cable is then listed as a suspect to re-test, never named from them."""
+    """Whether a test crossed the cable the same way as its slow tests at more than :data:`CARRIED` times the
+    best of them: a cable carries what it carried, so those slow tests have another cause (a transient
+    slowdown, most often). The cable is then listed as a suspect to re-test, never named from them."""
     def ways(i: int) -> set[int]:
         return {c[1] for c in channels[i] if c[0] == key}
 
@@ -251,7 +254,7 @@ def _contradicted(key: LinkKey, covers: set[int], tests: list[int], channels: li
         return False  # hung tests: nothing says how much the cable carried for them
     level = max(relative[i] or 0.0 for i in slow)
     slow_ways = set().union(*(ways(i) for i in slow))
-    return any(i not in covers and pairs[i].status == "ok" and (relative[i] or 0.0) > 2.0 * level
+    return any(i not in covers and pairs[i].status == "ok" and (relative[i] or 0.0) > CARRIED * level
                and ways(i) & slow_ways for i in tests)
 
 

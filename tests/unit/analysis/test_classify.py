@@ -242,18 +242,19 @@ def _through(fabric, key, way, exclude=()):
             and (key, way) in directed(fabric.path(s, d), s)]
 
 
-@pytest.mark.parametrize("fine_way", ["same", "other"])
-def test_a_test_through_a_cable_at_twice_its_slow_tests_clears_it_the_same_way_only(fine_way):
+@pytest.mark.parametrize(("fine_way", "slow_ratios"), [("same", (0.38, 0.33)), ("other", (0.38, 0.33)),
+                                                      ("same", (0.58, 0.55))])
+def test_a_test_through_a_cable_well_above_its_slow_tests_clears_it_the_same_way_only(fine_way, slow_ratios):
     # Two slow tests through an uplink one way (transient slowdowns do this) and one more test through it
-    # at the healthy figure: the same way, the cable carried twice what the slow ones reached, so it is
-    # only a suspect to re-test; the other way, a one-way fault stays possible and it is named.
+    # at the healthy figure: the same way, the cable carried 1.6-2.6 times what the slow ones reached, so
+    # it is only a suspect to re-test; the other way, a one-way fault stays possible and it is named.
     fab = fat_tree_2(4, 2, 4)
     uplink = next(k for k in fab.links if {k.a.node, k.b.node} == {"leaf02", "spine01"})
     rng = np.random.default_rng(1)
     slow = _through(fab, uplink, 0)[:2]
     fine = _through(fab, uplink, 0 if fine_way == "same" else 1, exclude={p for t in slow for p in t})[0]
     pairs = [PairResult(s, d, "ok", 380.0 * r, 400.0, size_bytes=1 << 28, round=i)
-             for i, ((s, d), r) in enumerate(zip(slow, (0.38, 0.33), strict=True))]
+             for i, ((s, d), r) in enumerate(zip(slow, slow_ratios, strict=True))]
     pairs.append(PairResult(*fine, "ok", 380.0, 400.0, size_bytes=1 << 28, round=2))
     others = [(s, d) for s in fab.host_ports() for d in fab.host_ports()
               if s.node != d.node and uplink not in fab.path(s, d) and uplink not in fab.path(d, s)]
