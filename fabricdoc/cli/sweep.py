@@ -78,7 +78,8 @@ def add_sweep_options(p: argparse.ArgumentParser) -> None:
                    "directory (a missing one: that group is not tested). Not with --group-test fan. Needs "
                    "--launcher mpirun")
     p.add_argument("--groups", action="store_true",
-                   help="after the pairs, group tests that load the fabric (each leaf's hosts, pairs of leaves) "
+                   help="after the pairs, group tests that load the fabric (pairs of leaves; each leaf's hosts alone "
+                   "where a pair cannot hold them or the pairs leave the healthy figure in doubt) "
                    "and adaptive isolation of failing groups: finds faults that only show when many flows meet")
     p.add_argument("--full-load", action="store_true",
                    help="a full-load round: every host at once (all_reduce, then alltoall up to 512 ports)")
