@@ -10,7 +10,7 @@ from fabricdoc.errors import TopologyError
 from fabricdoc.model.evidence import SlowPairsEvidence
 from fabricdoc.model.faults import fault as fault_info
 from fabricdoc.model.findings import Finding
-from fabricdoc.model.paths import FINISHED, is_bidirectional, tested_links
+from fabricdoc.model.paths import FINISHED, finished_crossed
 from fabricdoc.model.records import LinkKey, PairResult, PortRef
 from fabricdoc.model.topology import Fabric
 
@@ -95,21 +95,7 @@ def unmeasured_cables(fabric: Fabric, planned: Iterable[LinkKey], pairs: Iterabl
     broken host or cable. A host's own cable whose host finished no test is left out (nothing else can
     test it)."""
     pairs = list(pairs)
-    finished = finished_hosts(pairs)
-    crossed: set[LinkKey] = set()
-    for p in pairs:
-        if p.status not in FINISHED:
-            continue
-        try:
-            path = tested_links(fabric, p.src, p.dst, is_bidirectional(p.test))
-        except TopologyError:
-            continue
-        if p.status == "hung":
-            stopped = blamed.intersection(path)
-            if stopped:  # hung on a blamed cable: it measured that one alone
-                crossed.update(stopped)
-                continue
-        crossed.update(path)
+    crossed, finished = finished_crossed(fabric, pairs, blamed), finished_hosts(pairs)
     out = []
     for key in planned:
         link = fabric.links.get(key)

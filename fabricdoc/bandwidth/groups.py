@@ -87,15 +87,22 @@ def screen_rounds(fabric: Fabric, ports: Sequence[PortRef], test: str = "alltoal
     alltoall, then each leaf in turn receives from every other host at once, one way (an
     incast into the leaf: what a collective's fan-in does to a switch buffer), one round a leaf.
     """
-    leaves = by_leaf(fabric, ports)
     if test == "fan":
         rounds = screen_rounds(fabric, ports, "alltoall", max_size)[:1]
-        for leaf, members in leaves.items():
+        for leaf, members in by_leaf(fabric, ports).items():
             others = [p for p in sorted(ports) if p not in members][: max(1, max_size - len(members))]
             if others and members:
                 rounds.append([GroupTest((*others, *members), fan(len(others)), "screen",
                                          f"incast into leaf {fabric.label(leaf)}")])
         return rounds
+    return _leaves_then_pairs(fabric, ports, test, max_size)[1]
+
+
+def _leaves_then_pairs(fabric: Fabric, ports: Sequence[PortRef], test: str,
+                       max_size: int) -> tuple[list[GroupTest], list[list[GroupTest]]]:
+    """Every leaf's group (one round, maybe empty) and the screening rounds, that round first when it is
+    not empty, then the pairs of leaves."""
+    leaves = by_leaf(fabric, ports)
     size = max_size if test == "alltoall" else max(max_size, len(ports))
     first = []
     for leaf, members in leaves.items():
@@ -117,8 +124,7 @@ def screen_rounds(fabric: Fabric, ports: Sequence[PortRef], test: str = "alltoal
                                  "leaves " + "+".join(fabric.label(leaf) for leaf in trio)))
         return out
 
-    paired = round_of(_far_pairs(names))
-    rounds = [r for r in (first, paired) if r]
+    rounds = [r for r in (first, round_of(_far_pairs(names))) if r]
     # Then pairs of leaves at other distances, a round each, while one loads switch cables the rounds so
     # far did not (on a rail-optimized fabric: the spines between different rails), at most EXTRA_ROUNDS.
     loaded = _loaded(fabric, rounds)
@@ -131,7 +137,7 @@ def screen_rounds(fabric: Fabric, ports: Sequence[PortRef], test: str = "alltoal
         if gained:
             rounds.append(extra)
             todo -= gained
-    return rounds
+    return first, rounds
 
 
 def screening(fabric: Fabric, ports: Sequence[PortRef], test: str = "alltoall",
@@ -140,12 +146,12 @@ def screening(fabric: Fabric, ports: Sequence[PortRef], test: str = "alltoall",
     where pairs of leaves already hold every host: each pair loads its hosts' cables and leaves as their
     own groups would, and isolation splits a failing pair into its leaves. (A ``fan`` screen keeps
     every round.)"""
-    rounds = screen_rounds(fabric, ports, test, max_size)
-    if test == "fan" or len(rounds) < 2 or not rounds[0] or not all(t.label.startswith("leaf ") for t in rounds[0]):
-        return Screening(rounds, [])
-    first, rest = rounds[0], rounds[1:]
+    if test == "fan":
+        return Screening(screen_rounds(fabric, ports, test, max_size), [])
+    first, rounds = _leaves_then_pairs(fabric, ports, test, max_size)
+    rest = rounds[1:] if first else rounds
     covered = {p for tests in rest for t in tests for p in t.members}
-    if any(p not in covered for t in first for p in t.members):
+    if not first or not rest or any(p not in covered for t in first for p in t.members):
         return Screening(rounds, [])
     return Screening(rest, first)
 

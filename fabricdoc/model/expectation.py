@@ -30,8 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from fabricdoc.errors import TopologyError
-from fabricdoc.model.paths import is_bidirectional, tested_links
+from fabricdoc.model.paths import pair_links
 from fabricdoc.model.records import GroupResult, LinkKey, PairResult
 from fabricdoc.model.topology import Fabric
 
@@ -338,9 +337,8 @@ def _groups(samples: list[Sample], out: Expectations) -> None:
             seen.add(shape)
             if s.learn:
                 by_shape[shape].append(s.ratio)
-    pairs = [b for b in out.baselines.values() if b.shape.path is None and b.source != "prior"
-             and not b.shape.test.startswith(GROUP_PREFIX)]
-    reference = float(np.median([b.efficiency for b in pairs])) if pairs else PRIOR_EFFICIENCY
+    pairs = _pairs_figure(out)
+    reference = PRIOR_EFFICIENCY if pairs is None else pairs
     for shape in seen:
         ratios = by_shape.get(shape, [])
         fitted = _fit(shape, ratios, "learned") if len(ratios) >= MIN_GROUP_TESTS else None
@@ -361,11 +359,18 @@ def _groups(samples: list[Sample], out: Expectations) -> None:
             spread = max(fitted.spread, GROUP_SPREAD_FLOOR)
             out.baselines[shape] = Baseline(shape, fitted.efficiency, spread, fitted.tests, "learned",
                                             slow_below(spread))
-        elif pairs:
-            eff = float(np.median([b.efficiency for b in pairs]))
-            out.baselines[shape] = _prior(shape, "pairs", eff, 0.12, len(ratios))
+        elif pairs is not None:
+            out.baselines[shape] = _prior(shape, "pairs", pairs, 0.12, len(ratios))
         else:
             out.baselines[shape] = _prior(shape, tests=len(ratios))
+
+
+def _pairs_figure(out: Expectations) -> float | None:
+    """What the pair tests reach here: the median of their learned test-and-size figures (None: none
+    learned), the figure group collectives are held against."""
+    pairs = [b.efficiency for b in out.baselines.values() if b.shape.path is None and b.source != "prior"
+             and not b.shape.test.startswith(GROUP_PREFIX)]
+    return float(np.median(pairs)) if pairs else None
 
 
 def _check_physics(samples: list[Sample], out: Expectations) -> bool:
@@ -466,13 +471,18 @@ def history_samples(reports: Iterable[dict[str, Any]]) -> list[Sample]:
     return out
 
 
+def group_family(test: str) -> str:
+    """The shape name a group collective is learned under: ``group:`` and its collective (``fan:K`` is one
+    collective whatever K)."""
+    return GROUP_PREFIX + test.split(":", 1)[0]
+
+
 def group_samples(group: GroupResult, test_id: int) -> list[Sample]:
     """The figure of one group collective; none unless ``ok`` with an expectation."""
     ratio = group.ratio
     if group.status != "ok" or ratio is None or not math.isfinite(ratio) or ratio <= 0:
         return []
-    family = group.test.split(":", 1)[0]  # fan:K is one collective whatever K
-    return [Sample(Shape(GROUP_PREFIX + family, int(group.size_bytes or 0)), ratio, test_id,
+    return [Sample(Shape(group_family(group.test), int(group.size_bytes or 0)), ratio, test_id,
                    learn=group.phase in LEARN_PHASES)]
 
 
@@ -536,20 +546,14 @@ def judge_observations(fabric: Fabric, pairs: Sequence[PairResult], groups: Sequ
     spread on a small fabric until they no longer stand out, so the tests through a cable that sits low
     as a whole (:func:`set_apart`) are set apart and every shape learned again without them.
     """
-    paths: dict[int, tuple[LinkKey, ...] | None] = {}
-    for i, p in enumerate(pairs):
-        try:
-            paths[i] = tested_links(fabric, p.src, p.dst, is_bidirectional(p.test)) if p.status == "ok" else None
-        except TopologyError:
-            paths[i] = None
-    index = {id(p): i for i, p in enumerate(pairs)}
+    paths = [pair_links(fabric, p) if p.status == "ok" else None for p in pairs]
+    lengths = {id(p): len(path) for p, path in zip(pairs, paths, strict=True) if path is not None}
 
     def cables(p: PairResult) -> int | None:
-        path = paths.get(index.get(id(p), -1))
-        return None if path is None else len(path)
+        return lengths.get(id(p))
 
     first = judge_tests(pairs, groups, cables, history, slow_ratio, learn_rounds)
-    apart = set_apart(pairs, [paths[i] for i in range(len(pairs))], first.pairs)
+    apart = set_apart(pairs, paths, first.pairs)
     if not apart:
         return first
     return judge_tests(pairs, groups, cables, history, slow_ratio, learn_rounds, apart)
@@ -633,11 +637,9 @@ class GroupJudge:
         prior without them). Every group may then share one slow part (a spine under every pair of
         leaves): groups that part does not carry are needed to tell."""
         current = self._expectations()
-        family = GROUP_PREFIX + test.split(":", 1)[0]
-        figures = [b for b in current.baselines.values() if b.shape.test == family]
-        pairs = [b.efficiency for b in current.baselines.values() if b.shape.path is None
-                 and b.source != "prior" and not b.shape.test.startswith(GROUP_PREFIX)]
-        reference = float(np.median(pairs)) if pairs else PRIOR_EFFICIENCY
+        figures = [b for b in current.baselines.values() if b.shape.test == group_family(test)]
+        pairs = _pairs_figure(current)
+        reference = PRIOR_EFFICIENCY if pairs is None else pairs
         return not figures or any(b.source != "learned" or b.tests < REFERENCE_FROM
                                   or b.efficiency < REFERENCE_BELOW * reference for b in figures)
 

@@ -9,6 +9,7 @@ one (a two-rank all_reduce, every two-rank nccl-tests run) also the reverse.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 
 from fabricdoc.errors import TopologyError
 from fabricdoc.model.records import LinkKey, PairResult, PortRef
@@ -56,17 +57,26 @@ def tested_links(fabric: Fabric, src: PortRef, dst: PortRef, bidirectional: bool
 FINISHED = ("ok", "hung")  # a test that ran to a figure, or started and never finished: evidence either way
 
 
-def finished_crossed(fabric: Fabric, pairs: Iterable[PairResult]) -> set[LinkKey]:
+def pair_links(fabric: Fabric, pair: PairResult) -> tuple[LinkKey, ...] | None:
+    """The cables a pair test loads (:func:`tested_links` for its kind); None when the fabric has no route."""
+    try:
+        return tested_links(fabric, pair.src, pair.dst, is_bidirectional(pair.test))
+    except TopologyError:
+        return None
+
+
+def finished_crossed(fabric: Fabric, pairs: Iterable[PairResult],
+                     stopped_by: AbstractSet[LinkKey] = frozenset()) -> set[LinkKey]:
     """The cables the finished tests of ``pairs`` loaded (both directions' paths of a bidirectional test);
-    a test the fabric has no route for crosses nothing."""
+    a test the fabric has no route for crosses nothing. A test that hung on a cable of ``stopped_by``
+    (one already named) measured that cable alone: the others on its path count as not crossed."""
     crossed: set[LinkKey] = set()
     for p in pairs:
-        if p.status not in FINISHED:
+        path = pair_links(fabric, p) if p.status in FINISHED else None
+        if path is None:
             continue
-        try:
-            crossed.update(tested_links(fabric, p.src, p.dst, is_bidirectional(p.test)))
-        except TopologyError:
-            continue
+        stopped = stopped_by.intersection(path) if p.status == "hung" else set()
+        crossed.update(stopped or path)
     return crossed
 
 
