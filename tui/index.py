@@ -161,8 +161,9 @@ class ReportIndex:
         return ids[0] if len(ids) == 1 else name
 
     def finding_link(self, f: Finding) -> LinkId | None:
-        """The cable a finding names, from its node ids and endpoint ports."""
-        if not f.endpoints or len(f.endpoints) != 2:
+        """The cable a finding names, from its node ids and endpoint ports (a slow pair's ends are two
+        hosts' ports, not a cable: none)."""
+        if f.kind == "pair" or not f.endpoints or len(f.endpoints) != 2:
             return None
         ends = []
         for i, (label, port) in enumerate(f.endpoints):

@@ -101,6 +101,19 @@ def test_a_host_collects_its_nic_and_gpu_findings_and_its_cable(report, index):
     assert index.node_health("node0001") is None
 
 
+def test_a_slow_pair_belongs_to_its_two_hosts_and_names_no_cable(report):
+    from fabricdoc.model.findings import Finding
+
+    pair = Finding("", "pair", "node0001[1] -> node0002[1]", "slow_unexplained", "info", 0.0, [],
+                   [("node0001", 1), ("node0002", 1)], ["node0001", "node0002"])
+    index = ReportIndex(dataclasses.replace(report, findings=[*report.findings, pair]))
+    fid = index.findings_of_node("node0001")[-1].id
+    assert index.findings[fid].kind == "pair" and fid in {f.id for f in index.findings_of_node("node0002")}
+    # Two hosts' ports are not a cable: no link row, nothing to take out of service in the what-if.
+    assert link_id(("node0001", 1), ("node0002", 1)) not in index.link_findings
+    assert link_id(("node0001", 1), ("node0002", 1)) not in index.unhealthy_links()
+
+
 def test_hosts_and_links_sort_worst_first(index):
     hosts = sorted(host_rows(index), key=lambda r: r.sort["health"])
     assert {hosts[0].key, hosts[1].key} == {"node0003", "node0006"}
