@@ -18,7 +18,12 @@ from typing import Any, Protocol
 
 from fabricdoc.analysis.localize import Options, localize
 from fabricdoc.analysis.rules import load_rules
-from fabricdoc.analysis.suspects import no_test_ran, retest_suspects, unmeasured_cables
+from fabricdoc.analysis.suspects import (
+    behind_counters,
+    no_test_ran,
+    retest_suspects,
+    unmeasured_cables,
+)
 from fabricdoc.bandwidth.groups import GroupTest, expected_round, full_load_rounds, screening
 from fabricdoc.bandwidth.isolate import isolate
 from fabricdoc.bandwidth.journal import Journal, JournalHeader, plan_fingerprint
@@ -165,6 +170,7 @@ def measure_and_retest(
         planned_cables = [k for k, n in plan.coverage.items() if n > 0]
         suspects += [k for k in unmeasured_cables(fabric, planned_cables, obs.pairs, blamed)
                      if k not in suspects]
+        suspects += [k for k in behind_counters(fabric, findings, obs.pairs, judged.pair_slow) if k not in suspects]
     if suspects:
         # Around the cables already named where a path allows: a test through one shows that one again.
         again = retest_plan(fabric, suspects, bidirectional=measure.bidirectional, skip_hosts=no_test_ran(obs.pairs),

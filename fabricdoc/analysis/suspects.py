@@ -1,17 +1,19 @@
-"""Which cables deserve a targeted re-test: the ones blamed from bandwidth alone, their twins, and the
-cables hidden behind a link trained low (every test through them also ran through it)."""
+"""Which cables deserve a targeted re-test: the ones blamed from bandwidth alone, their twins, the
+cables hidden behind a link trained low (every test through them also ran through it), and the host
+cables behind a cable named from its counters (whose slow tests that cable took)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from collections.abc import Set as AbstractSet
 
 from fabricdoc.errors import TopologyError
-from fabricdoc.model.evidence import SlowPairsEvidence
+from fabricdoc.model.evidence import CounterEvidence, FlapEvidence, SlowPairsEvidence
 from fabricdoc.model.faults import fault as fault_info
 from fabricdoc.model.findings import Finding
-from fabricdoc.model.paths import FINISHED, finished_crossed
+from fabricdoc.model.paths import FINISHED, finished_crossed, pair_links
 from fabricdoc.model.records import LinkKey, PairResult, PortRef
+from fabricdoc.model.severity import Severity
 from fabricdoc.model.topology import Fabric
 
 
@@ -73,6 +75,45 @@ def hidden_cables(fabric: Fabric, findings: Iterable[Finding],
         if not named.intersection(path):
             alone.update(path)
     return [k for k in near if k not in alone]
+
+
+BEHIND_SLOW = 2  # slow tests through a counter-named cable that put a host's own cable in doubt
+
+
+def behind_counters(fabric: Fabric, findings: Iterable[Finding], pairs: Iterable[PairResult],
+                    slow: Callable[[int, PairResult], bool]) -> list[LinkKey]:
+    """Host cables in doubt behind a cable named from its counters (flapping, symbol or receive errors):
+    the host was at :data:`BEHIND_SLOW` or more slow tests (``slow(i, pair)``) through such a cable and
+    at no finished test clear of every one. Tomography gives those slow tests to the cable whose
+    counters already explain them, so a slow host cable behind it is never seen on its own; a re-test
+    around the named cable shows it."""
+    named: set[LinkKey] = set()
+    for f in findings:
+        if (f.kind != "link" or f.severity == Severity.INFO or fault_info(f.fault).retest or not f.endpoints
+                or not f.node_ids or not (f.evidence_of(CounterEvidence) or f.evidence_of(FlapEvidence))):
+            continue
+        link = fabric.link_at(PortRef(f.node_ids[0], int(f.endpoints[0][1])))
+        if link is not None:
+            named.add(link.key)
+    if not named:
+        return []
+    behind: dict[PortRef, int] = {}
+    clear: set[str] = set()
+    for i, p in enumerate(pairs):
+        path = pair_links(fabric, p) if p.status in FINISHED else None
+        if path is None:
+            continue
+        if not named.intersection(path):
+            clear.update((p.src.node, p.dst.node))
+        elif slow(i, p):
+            for end in (p.src, p.dst):
+                behind[end] = behind.get(end, 0) + 1
+    out: dict[LinkKey, None] = {}
+    for end, n in behind.items():
+        link = fabric.link_at(end)
+        if n >= BEHIND_SLOW and end.node not in clear and link is not None and link.key not in named:
+            out[link.key] = None
+    return list(out)
 
 
 def no_test_ran(pairs: Iterable[PairResult]) -> set[str]:

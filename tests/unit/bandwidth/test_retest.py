@@ -157,3 +157,57 @@ def test_the_sweeps_retest_routes_around_the_cables_its_first_pass_named(monkeyp
     obs = Observations(before=before, after=after, states=sim.port_states(), interval_s=sim.interval_s)
     sweep.measure_and_retest(sim.truth, obs, SimMeasure(sim), Options())
     assert told and BEHIND in told[0]  # the hung cable named by the first pass: no re-test hangs on it again
+
+
+def _symbol_errors(fabric, key: LinkKey, severity: Severity = Severity.ERROR) -> Finding:
+    from fabricdoc.model.evidence import CounterEvidence
+
+    ends = [(fabric.label(e.node), e.port) for e in (key.a, key.b)]
+    ev = CounterEvidence(key.a.node, key.a.port, "symbol_errors", 56.0, 5.6, 10.0)
+    return Finding("F002", "link", "uplink", "symbol_errors", severity, 0.95, [ev], ends, [key.a.node, key.b.node])
+
+
+def test_host_cables_whose_slow_tests_a_counter_named_cable_took_are_retested():
+    from fabricdoc.analysis.suspects import behind_counters
+
+    fabric = fat_tree_2(4, 2, 2)
+    # Slow over the erroring uplink: node0001 twice, node0002 twice, node0005 once (a third of routes cross it).
+    over = [_ok("node0001", "node0003"), _ok("node0001", "node0005"), _ok("node0002", "node0003"),
+            _ok("node0002", "node0007")]
+    assert all(UPLINK in fabric.path(p.src, p.dst) for p in over)
+    pairs = [*over, _ok("node0002", "node0004")]  # node0002 also ran one test clear of it, fine
+    assert UPLINK not in fabric.path(pairs[-1].src, pairs[-1].dst)
+    slow = set(range(4))
+    behind = behind_counters(fabric, [_symbol_errors(fabric, UPLINK)], pairs, lambda i, p: i in slow)
+    # node0001's cable: two slow tests, all through the uplink; node0003's: two, all through it too.
+    node3 = LinkKey.of(PortRef("leaf02", 1), PortRef("node0003", 1))
+    assert set(behind) == {HOST_CABLE, node3}
+    # node0002 had a test clear of the uplink (its cable seen on its own); node0005, node0007 one slow each.
+    # Nothing slow, a suspect only (info), or a cable named from bandwidth alone: nothing behind it.
+    assert behind_counters(fabric, [_symbol_errors(fabric, UPLINK)], pairs, lambda i, p: False) == []
+    assert behind_counters(fabric, [_symbol_errors(fabric, UPLINK, Severity.INFO)], pairs,
+                           lambda i, p: i in slow) == []
+    assert behind_counters(fabric, [_speed_degraded(fabric)], pairs, lambda i, p: i in slow) == []
+
+
+def test_a_slow_host_cable_behind_a_flapping_uplink_is_named_by_the_sweep():
+    """A benchmark case (seed 33): a flapping spine cable took the slow tests of node0013's half-rate cable."""
+    from fabricdoc.analysis.localize import Options
+    from fabricdoc.bandwidth.simulated import SimMeasure
+    from fabricdoc.fabric.faults import Fault
+    from fabricdoc.model.records import Observations
+    from fabricdoc.sources.sim.simulator import Simulator
+    from fabricdoc.sweep import measure_and_retest
+
+    faults = [Fault("degraded", port=PortRef("leaf03", 4), lanes=2), Fault("congested", port=PortRef("spine01", 3)),
+              Fault("flapping", port=PortRef("spine01", 4)), Fault("slow", port=PortRef("leaf04", 1), factor=0.5)]
+    found = 0
+    for seed in range(4):
+        sim = Simulator(fat_tree_2(4, 2, 4), faults, seed=seed)
+        before, after = sim.counters()
+        obs = Observations(before=before, after=after, states=sim.port_states(), events=sim.events(),
+                           interval_s=sim.interval_s)
+        named = measure_and_retest(sim.truth, obs, SimMeasure(sim), Options()).findings
+        found += any(f.severity != "info" and f.fault == "degraded_bandwidth" and "node0013" in f.node_ids
+                     for f in named)
+    assert found >= 3, found

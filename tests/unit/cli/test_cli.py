@@ -25,7 +25,8 @@ def test_demo_sweep_prints_its_findings_and_exits_1(tmp_path):
     assert ("width_degraded", (("leaf06", 8), ("spine04", 6))) in faults
     assert ("degraded_bandwidth", (("leaf02", 5), ("spine01", 2))) in faults
     assert ("flapping", (("leaf07", 3), ("node0027", 1))) in faults
-    assert len(data["findings"]) == 4
+    # Exactly the four injected faults are blamed; anything else is a suspect (``info``) at most.
+    assert len([f for f in data["findings"] if f["severity"] != "info"]) == 4
     assert [d["node"] for d in data["drain"]] == ["node0027"]
     assert data["impact"]["allreduce_busbw_gbps"]["now"] < data["impact"]["allreduce_busbw_gbps"]["nominal"]
     assert fabricdoc("schema", "--validate", str(out)).returncode == 0

@@ -106,8 +106,9 @@ def test_other_fabric_or_an_older_new_report_is_compared_and_noted():
 def test_the_same_faults_in_two_demo_sweeps_keep_their_ids_and_persist():
     old, new = run_sweep(SweepConfig(fabric="demo")), run_sweep(SweepConfig(fabric="demo", seed=3))
     c = compare_reports(old, new)
-    assert not c.new_findings and not c.cleared and not c.got_worse
-    assert {p.new.id for p in c.persisting} == {f.id for f in new.findings}
+    # A suspect one sweep's noise gave (``info``) may come or go; no blamed part does.
+    assert all(f.severity == "info" for f in (*c.new_findings, *c.cleared)) and not c.got_worse
+    assert {p.new.id for p in c.persisting} >= {f.id for f in new.findings if f.severity != "info"}
     assert {d.name for d in c.busbw_gbps} >= {"nominal", "now"}
 
 
