@@ -3,7 +3,10 @@
 Screening rounds (:func:`fabricdoc.bandwidth.groups.screen_rounds`) run whole
 groups at once. A failing group is split along the topology into halves that
 run in the next round; a failing half is chased on its own, down to a host
-tested against a known-good host (one from a group that passed). When both
+tested against a known-good host (one from a group that passed). Below that
+first split one half runs at a time (a passing one puts the fault in the other,
+split without running it), and what this left untested runs as one group beside
+the confirmations: one test per halving where both halves ran before. When both
 halves pass but the whole failed, the fault only shows under the whole group's
 load (a cable, a spine or a switch buffer that collapses when many flows meet):
 half of the suspect hosts at a time are kept and the group filled back to its
@@ -67,6 +70,9 @@ class _State:
         self.passing_switch: Counter[str] = Counter()  # most flows through each switch in a round a test passed
         self.failing_switch: Counter[str] = Counter()  # most flows through each switch in a round a test failed
         self.few_failed: set[GroupTest] = set()  # failed where most of their round passed: rerun before probing
+        self.sibling: dict[GroupTest, GroupTest] = {}  # each confirmation of a failing pair -> the other's
+        self.whole: set[GroupTest] = set()  # failing halves narrowed once already: split into both halves now
+        self.skipped: dict[GroupTest, tuple[PortRef, ...]] = {}  # halves narrowing did not run, by the chase's group
 
     def saw(self, tests: Sequence[GroupTest], results: Sequence[GroupResult]) -> None:
         """One round's results: the hosts and cable-direction loads of the tests that passed, and the
@@ -127,6 +133,13 @@ def isolate(
 
     screened = sum(len(s) for s in screens)
 
+    def _other_passed(t: GroupTest, tests: list[GroupTest], results: list[GroupResult]) -> bool:
+        """Whether the other member of the failing pair ``t`` confirms passed in the same round: the pair's
+        failure is this host's then, and a transient slowdown cannot have picked it (no run again)."""
+        other = state.sibling.get(t)
+        return any(o == other and r.status == "ok" and not judge.failed(r)
+                   for o, r in zip(tests, results, strict=True))
+
     def run(tests: list[GroupTest], again: bool = True) -> list[GroupResult]:
         results = runner(first_round + out.rounds, tests, expect(fabric, tests))
         out.rounds += 1
@@ -139,7 +152,8 @@ def isolate(
         # A failing confirmation names a host: run it once more before it does. A transient slowdown
         # (a neighbour's checkpoint) passes the second time, and the chase goes on from that.
         redo = [i for i, (t, r) in enumerate(zip(tests, results, strict=True))
-                if again and t.phase == "confirm" and r.status == "ok" and judge.failed(r)]
+                if again and t.phase == "confirm" and r.status == "ok" and judge.failed(r)
+                and not _other_passed(t, tests, results)]
         if redo and out.rounds < max_rounds:
             for i, r in zip(redo, run([tests[i] for i in redo], again=False), strict=True):
                 if r.status == "ok" and not judge.failed(r):
@@ -285,17 +299,28 @@ def _chase(test: GroupTest, state: _State, probes: int) -> _Chase:
     boundary when both halves pass."""
     fabric, slow = state.fabric, state.judge
     if len(test.members) <= 2:
-        confirms = _confirm(test, state)
-        if confirms:
-            yield confirms
-        return []
+        return (yield from _confirm_rest(test, test, state)) or []
     a, b = split(fabric, test)
     halves = [_half(h, i, test, state) for i, h in enumerate((a, b), 1)]
     halves = [h for h in halves if h is not None]
-    results = yield halves
-    bad = [h for h, r in zip(halves, results, strict=True) if slow.failed(r)]
-    if bad:
-        return [h for h in bad if len(h.members) > 2 or h.phase != "confirm"]
+    if test.phase == "split" and test not in state.whole and len(halves) == 2 and min(len(a), len(b)) > 2:
+        state.whole.add(test)
+        found = yield from _narrow(test, halves, state)
+        if found is not None:
+            return found
+        results = yield [halves[1]]  # nothing inside the second half failed alone: the half whole
+        if slow.failed(results[0]):
+            state.whole.add(halves[1])
+            return [halves[1]]
+    else:
+        results = yield halves
+        bad = [h for h, r in zip(halves, results, strict=True) if slow.failed(r)]
+        bad = [h for h in bad if len(h.members) > 2 or h.phase != "confirm"]
+        if bad:
+            _hand_on(test, bad[0], (), state)
+            return bad
+        if any(slow.failed(r) for r in results):
+            return (yield from _rest_round(test, state)) or []
     # Both halves pass and the whole failed. Where most of its round passed, run the whole once more
     # first: a transient slowdown (a neighbour's checkpoint) passes the second time, a fault its own load
     # shows does not. (Where most of the round failed, the round's load together may be the cause.)
@@ -303,12 +328,82 @@ def _chase(test: GroupTest, state: _State, probes: int) -> _Chase:
         again = GroupTest(test.members, test.test, "split", f"{test.label}, again")
         results = yield [again]
         if not slow.failed(results[0]):
-            return []
+            return (yield from _rest_round(test, state)) or []
     last = yield from _substitute(test, state)
     if last is None:
         last = yield from _cross_halves(test, state, a, b)
     yield from _bisect_channels(last or test, state, probes)
-    return []
+    return (yield from _rest_round(test, state)) or []
+
+
+def _narrow(test: GroupTest, halves: list[GroupTest],
+            state: _State) -> Generator[list[GroupTest], list[GroupResult], list[GroupTest] | None]:
+    """One half of failing ``test`` at a time: run the first half; a failing one is chased and the second
+    is not run yet. When the first passes the fault is in the second, which is not run either but
+    narrowed the same way, down to its pair's confirmations. The halves not run are run together beside
+    those confirmations (:func:`_confirm_rest`), so a second fault in them is still found. Returns the
+    failing groups to chase ([] when a confirmation named a host), or None when nothing inside the
+    second half failed alone (a fault only the half's load together shows, or a transient slowdown)."""
+    fabric, slow = state.fabric, state.judge
+    results = yield [halves[0]]
+    if slow.failed(results[0]):
+        _hand_on(test, halves[0], halves[1].members, state)
+        return [halves[0]]
+    group = halves[1]
+    _hand_on(test, group, (), state)
+    while len(group.members) > 2:
+        a, b = split(fabric, group)
+        first, second = _half(a, 1, group, state), _half(b, 2, group, state)
+        if first is None or second is None or "confirm" in (first.phase, second.phase):
+            return None
+        results = yield [first]
+        if slow.failed(results[0]):
+            _hand_on(group, first, second.members, state)
+            return [first]
+        _hand_on(group, second, (), state)
+        group = second
+    return (yield from _confirm_rest(group, group, state, inferred=True))
+
+
+def _hand_on(parent: GroupTest, child: GroupTest, skipped: tuple[PortRef, ...], state: _State) -> None:
+    """``child`` carries on ``parent``'s chase: the hosts narrowing left untested so far, ``skipped`` added."""
+    rest = (*state.skipped.pop(parent, ()), *skipped)
+    if rest:
+        state.skipped[child] = rest
+
+
+def _rest_test(test: GroupTest, state: _State) -> GroupTest | None:
+    rest = tuple(sorted(state.skipped.pop(test, ())))
+    if len(rest) < 2:
+        return None
+    return GroupTest(rest, test.test, "split", f"the hosts left untested beside {test.label}")
+
+
+def _rest_round(test: GroupTest, state: _State) -> Generator[list[GroupTest], list[GroupResult], list[GroupTest] | None]:
+    """Run the hosts narrowing left untested on the way to ``test`` (when there are any): [it] when it fails."""
+    rest = _rest_test(test, state)
+    if rest is None:
+        return None
+    results = yield [rest]
+    return [rest] if state.judge.failed(results[0]) else None
+
+
+def _confirm_rest(group: GroupTest, chased: GroupTest, state: _State,
+                  inferred: bool = False) -> Generator[list[GroupTest], list[GroupResult], list[GroupTest] | None]:
+    """Each member of the failing pair ``group`` against a known-good host, with the hosts narrowing left
+    untested on the way (``chased``'s) as one more group in the same round. Returns the groups to chase
+    (the untested hosts when they fail), [] when done, or None when an ``inferred`` pair (never run
+    itself) had no confirmation fail and nothing else failed."""
+    confirms = _confirm(group, state)
+    rest = _rest_test(chased, state)
+    tests = [*confirms, *([rest] if rest is not None else [])]
+    if not tests:
+        return None if inferred else []
+    results = yield tests
+    named = any(state.judge.failed(r) for r in results[: len(confirms)])
+    if rest is not None and state.judge.failed(results[-1]):
+        return [rest]
+    return None if inferred and not named else []
 
 
 def _cross_halves(test: GroupTest, state: _State, a: tuple[PortRef, ...],
@@ -477,6 +572,8 @@ def _confirm(test: GroupTest, state: _State) -> list[GroupTest]:
     out = []
     for m, g in zip(test.members, good, strict=False):
         out.append(GroupTest(tuple(sorted((m, g))), test.test, "confirm", f"{m} with known-good {g}"))
+    if len(out) == 2:
+        state.sibling[out[0]], state.sibling[out[1]] = out[1], out[0]
     return out
 
 

@@ -135,3 +135,46 @@ def test_a_group_that_failed_alone_in_its_round_and_passes_again_is_not_probed_f
     assert not any(p in ("confirm", "cross", "switch") for _, p in phases), phases
     screened = sum(1 for g in done.results if g.phase == "screen")
     assert done.tests == screened + 3  # the two halves, and the whole again
+
+
+def _isolate_bad_hosts(bad: list[str]):
+    from fabricdoc.bandwidth.groups import screening
+    from fabricdoc.bandwidth.isolate import isolate
+    from fabricdoc.fabric.realism import Realism
+    from fabricdoc.sweep import group_expectation
+
+    fabric = fat_tree_2(leaves=16, spines=8, hosts_per_leaf=8)  # pairs of leaves screen it alone
+    sim = Simulator(fabric, [Fault("slow", port=PortRef(h, 1), factor=0.3) for h in bad], seed=1,
+                    realism=Realism.ideal())
+    plan = screening(sim.truth, sim.truth.host_ports())
+    return isolate(sim.truth, SimMeasure(sim).group_round([]), plan.rounds, expect=group_expectation,
+                   reference=plan.reference)
+
+
+def _named_hosts(done) -> set[str]:
+    """The hosts of failing confirmations ("node0001[1] with known-good node0009[1]"), not their partners."""
+    return {g.label.split("[")[0] for g in done.failing if g.phase == "confirm"}
+
+
+@pytest.mark.parametrize("bad", [f"node{i:04d}" for i in (1, 4, 6, 8)])
+def test_below_a_leaf_one_half_at_a_time_runs_and_the_halves_left_run_together_once(bad):
+    done = _isolate_bad_hosts([bad])
+    assert _named_hosts(done) == {bad}
+    chased = [g for g in done.results if g.phase != "screen"]
+    shown = [(g.label, len(g.members)) for g in chased]
+    # The failing pair of leaves splits into its two leaves; of the failing leaf one half of 4 runs.
+    assert sorted(len(g.members) for g in chased if g.phase == "split" and len(g.members) >= 4
+                  and "untested" not in g.label) == [4, 8, 8], shown
+    # What narrowing did not run, ran together once: every host of the failing leaf was in a test below it.
+    leaf = {f"node{i:04d}" for i in range(1, 9)}
+    assert leaf <= {p.node for g in chased if len(g.members) < 8 for p in g.members}, shown
+    assert sum("untested" in g.label for g in chased) <= 1 and not any(
+        done.judge.failed(g) for g in chased if "untested" in g.label)
+    # One confirmation failed and the other passed: the named host is not run again.
+    assert sum(g.phase == "confirm" for g in chased) == 2, shown
+    assert len(chased) <= 8, shown  # both halves at every level and the confirmation again: 11
+
+
+def test_a_second_bad_host_among_the_halves_left_untested_is_still_found():
+    done = _isolate_bad_hosts(["node0001", "node0008"])
+    assert _named_hosts(done) == {"node0001", "node0008"}
