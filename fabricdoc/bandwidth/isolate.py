@@ -299,7 +299,12 @@ def _chase(test: GroupTest, state: _State, probes: int) -> _Chase:
     boundary when both halves pass."""
     fabric, slow = state.fabric, state.judge
     if len(test.members) <= 2:
-        return (yield from _confirm_rest(test, test, state)) or []
+        found = yield from _confirm_rest(test, test, state, inferred=True)
+        if found is None and test in state.few_failed:
+            # Each host passes with a known-good one: where most of its round passed, run the pair once
+            # more (a transient slowdown passes the second time, and is then not left unexplained).
+            yield [GroupTest(test.members, test.test, "split", f"{test.label}, again")]
+        return found or []
     a, b = split(fabric, test)
     halves = [_half(h, i, test, state) for i, h in enumerate((a, b), 1)]
     halves = [h for h in halves if h is not None]

@@ -178,3 +178,20 @@ def test_below_a_leaf_one_half_at_a_time_runs_and_the_halves_left_run_together_o
 def test_a_second_bad_host_among_the_halves_left_untested_is_still_found():
     done = _isolate_bad_hosts(["node0001", "node0008"])
     assert _named_hosts(done) == {"node0001", "node0008"}
+
+
+def test_a_pair_of_hosts_that_failed_alone_and_whose_hosts_pass_with_good_ones_runs_again():
+    from fabricdoc.bandwidth.groups import GroupTest
+    from fabricdoc.bandwidth.isolate import isolate
+    from fabricdoc.fabric.realism import Realism
+    from fabricdoc.sweep import group_expectation
+
+    fabric = fat_tree_2(leaves=8, spines=4, hosts_per_leaf=2)
+    sim = Simulator(fabric, [], seed=3, realism=Realism.ideal())
+    hosts = sim.truth.host_ports()
+    screen = [GroupTest(tuple(hosts[i:i + 2]), "alltoall", "screen", f"leaf {i // 2}") for i in range(0, 16, 2)]
+    done = isolate(sim.truth, _transient_once(sim, "leaf 3"), [screen], expect=group_expectation)
+    phases = [(g.label, g.phase) for g in done.results]
+    # Each host passed with a known-good one; the pair ran once more and passed: a transient, not a fault.
+    assert sum(p == "confirm" for _, p in phases) == 2 and ("leaf 3, again", "split") in phases, phases
+    assert not done.judge.failed(done.results[-1])
