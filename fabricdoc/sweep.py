@@ -36,11 +36,12 @@ from fabricdoc.bandwidth.runner import (
     group_rounds,
     run_plan,
 )
-from fabricdoc.errors import ConfigError, FabricdocError
+from fabricdoc.errors import ConfigError, FabricdocError, TopologyError
 from fabricdoc.fabric.identity import align
 from fabricdoc.impact.records import ImpactSection
 from fabricdoc.model.expectation import GroupJudge, TestJudgement
 from fabricdoc.model.findings import Finding
+from fabricdoc.model.groups import group_flows
 from fabricdoc.model.records import GroupResult, LinkKey, Observations, PairResult, PortRef
 from fabricdoc.model.severity import Severity
 from fabricdoc.model.times import now_iso
@@ -132,6 +133,7 @@ class Measured:
     errors: list[str] = field(default_factory=list)  # what could not be read (a history store), kept going
     group_load: bool = False  # screening group tests ran: coverage says what they did not load
     isolation_left: int = 0  # failing groups isolation had not finished at its round cap
+    groups_unexplained: int = 0  # failing group tests no named part explains and no run again cleared
 
 
 def measure_and_retest(
@@ -200,7 +202,31 @@ def measure_and_retest(
         rounds += done.rounds  # group tests are counted in the report's tests.groups_* (not as planned pairs)
         group_load, isolation_left = groups, done.unfinished
         judged, findings = judged_findings()
-    return Measured(findings, rounds, planned, judged, errors, group_load, isolation_left)
+    unexplained = len(unexplained_groups(fabric, obs.groups, judged, findings)) if obs.groups else 0
+    return Measured(findings, rounds, planned, judged, errors, group_load, isolation_left, unexplained)
+
+
+def unexplained_groups(fabric: Fabric, groups: list[GroupResult], judged: TestJudgement,
+                       findings: list[Finding]) -> list[GroupResult]:
+    """The failing group tests that no named part explains (none of their flows crosses a cable or switch
+    named at warning or worse) and that did not pass when the same hosts ran it again: the fabric was
+    slower under that load than it should be and isolation could not say why, so the sweep cannot pass."""
+    named = _blamed_links(fabric, findings)
+    out = []
+    for j, g in enumerate(groups):
+        if not judged.group_failed(j, g):
+            continue
+        cleared = any(h.members == g.members and h.test == g.test and h.round > g.round
+                      and not judged.group_failed(k, h) for k, h in enumerate(groups))
+        if cleared:
+            continue
+        try:
+            crossed = {k for hops in group_flows(fabric, g.members, g.test) for k, _ in hops}
+        except TopologyError:
+            crossed = set()
+        if not crossed & named:
+            out.append(g)
+    return out
 
 
 def _blamed_links(fabric: Fabric, findings: list[Finding]) -> set[LinkKey]:
@@ -381,6 +407,7 @@ def _simulated(cfg: SweepConfig, progress: Progress, options: Options, state: _P
                                **_group_options(cfg))
     planned.tests = found.planned_tests
     planned.group_load, planned.isolation_left = found.group_load, found.isolation_left
+    planned.groups_unexplained = found.groups_unexplained
     return observed, obs, found, planned
 
 
@@ -476,6 +503,7 @@ def _measure(fabric: Fabric, obs: Observations, cfg: SweepConfig, progress: Prog
         state.run_id = measure.run_id
     planned.tests = found.planned_tests
     planned.group_load, planned.isolation_left = found.group_load, found.isolation_left
+    planned.groups_unexplained = found.groups_unexplained
     return found
 
 

@@ -38,6 +38,7 @@ class Planned:
     logs: int | None = None  # nccl-tests logs found
     group_load: bool = False  # group tests were to load every switch and switch cable (--groups)
     isolation_left: int = 0  # failing groups isolation had not finished when its round cap stopped it
+    groups_unexplained: int = 0  # failing group tests no named part explains (and no run again cleared)
 
 
 @dataclass
@@ -154,6 +155,10 @@ def measure(fabric: Fabric, obs: Observations, planned: Planned) -> Coverage:
     if planned.isolation_left:
         cov.add(f"isolation of {planned.isolation_left} failing group tests",
                 "stopped by its round cap before it named the part: re-run with --groups on those hosts")
+    if planned.groups_unexplained:
+        cov.add(f"{planned.groups_unexplained} failing group tests",
+                "slower under load than healthy groups reach and no part named explains them (isolation "
+                "could not single one out): the report's groups list them; re-run with --groups")
     return cov
 
 

@@ -275,6 +275,48 @@ def test_switch_cables_no_group_test_loaded_keep_the_verdict_from_pass(tmp_path,
     assert all("a fault that shows only under load would not show there" in n["why"] for n in unloaded)
 
 
+def test_failing_group_tests_no_part_explains_keep_the_verdict_from_pass(tmp_path):
+    from fabricdoc.sweep import SweepConfig, run_sweep
+
+    def sweep(faults: str):
+        path = tmp_path / "f.yaml"
+        path.write_text(f"name: f\ngenerator: fat_tree_3\nparams: {{k: 4}}\n{faults}")
+        return run_sweep(SweepConfig(fabric=str(path), groups=True, full_load=True))
+
+    # A core whose buffer collapses under the full-load alltoall: no probe of three levels singles it out.
+    report = sweep("faults:\n  - {kind: switch_collapse, switch: core0003, flows: 8}\n")
+    assert not [f for f in report.findings if str(f.severity) != "info"]
+    assert report.verdict == "incomplete" and report.tests["groups_failing"] >= 1
+    (entry,) = [n for n in report.coverage["not_seen"] if n["what"].endswith("failing group tests")]
+    assert "no part named explains them" in entry["why"]
+    assert sweep("").verdict == "pass"
+
+
+def test_a_failing_group_that_passes_again_or_crosses_a_named_cable_is_explained():
+    from fabricdoc.model.expectation import judge_observations
+    from fabricdoc.model.findings import Finding
+    from fabricdoc.model.records import GroupResult
+    from fabricdoc.model.severity import Severity
+    from fabricdoc.sweep import unexplained_groups
+
+    fabric = _fabric()
+    hosts = tuple(fabric.host_ports())
+    a, b, c = hosts[:4], hosts[4:8], hosts[8:12]
+    groups = [GroupResult(a, "alltoall", "ok", 0.3, 1.0, round=1, phase="screen"),
+              GroupResult(b, "alltoall", "ok", 0.3, 1.0, round=1, phase="screen"),
+              GroupResult(c, "alltoall", "ok", 0.3, 1.0, round=1, phase="screen"),
+              *[GroupResult(hosts[i:i + 4], "alltoall", "ok", 1.0, 1.0, round=1, phase="screen")
+                for i in range(12, len(hosts) - 3, 4)],
+              GroupResult(b, "alltoall", "ok", 1.0, 1.0, round=2, phase="split")]  # b again: passes
+    judged = judge_observations(fabric, [], groups)
+    assert [judged.group_failed(j, g) for j, g in enumerate(groups[:3])] == [True, True, True]
+    cable = fabric.link_at(c[0]).key
+    named = Finding("", "link", "cable", "degraded_bandwidth", Severity.ERROR, 0.9, [],
+                    [(cable.a.node, cable.a.port), (cable.b.node, cable.b.port)], [cable.a.node, cable.b.node])
+    assert unexplained_groups(fabric, groups, judged, [named]) == [groups[0]]
+    assert unexplained_groups(fabric, groups, judged, []) == [groups[0], groups[2]]
+
+
 def test_isolation_stopped_by_its_round_cap_is_not_seen():
     from fabricdoc.model.records import Observations
     from fabricdoc.report.coverage import Planned, measure
