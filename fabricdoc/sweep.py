@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from fabricdoc.analysis.blame import named_cable
 from fabricdoc.analysis.localize import Options, localize
 from fabricdoc.analysis.rules import load_rules
 from fabricdoc.analysis.suspects import (
@@ -42,7 +43,7 @@ from fabricdoc.impact.records import ImpactSection
 from fabricdoc.model.expectation import GroupJudge, TestJudgement
 from fabricdoc.model.findings import Finding
 from fabricdoc.model.groups import group_flows
-from fabricdoc.model.records import GroupResult, LinkKey, Observations, PairResult, PortRef
+from fabricdoc.model.records import GroupResult, LinkKey, Observations, PairResult
 from fabricdoc.model.severity import Severity
 from fabricdoc.model.times import now_iso
 from fabricdoc.model.topology import Fabric
@@ -238,10 +239,8 @@ def _blamed_links(fabric: Fabric, findings: list[Finding]) -> set[LinkKey]:
             continue
         if f.kind == "switch":
             out.update(lk.key for nid in f.node_ids if nid in fabric.nodes for lk in fabric.node_links(nid))
-        elif f.endpoints and f.node_ids and f.node_ids[0] in fabric.nodes:
-            link = fabric.link_at(PortRef(f.node_ids[0], f.endpoints[0][1]))
-            if link is not None:
-                out.add(link.key)
+        elif (key := named_cable(fabric, f)) is not None:
+            out.add(key)
     return out
 
 

@@ -1,11 +1,15 @@
-"""Evidence gathered against one cable before it becomes a finding (shared by the evidence passes)."""
+"""Evidence gathered against one cable before it becomes a finding (shared by the evidence passes), and
+the cable a finding names."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from fabricdoc.model.evidence import Evidence
+from fabricdoc.model.findings import Finding
+from fabricdoc.model.records import LinkKey, PortRef
 from fabricdoc.model.severity import Severity
+from fabricdoc.model.topology import Fabric
 
 
 @dataclass
@@ -24,3 +28,11 @@ class Blame:
             self.faults[fault] = sev
         self.evidence.append(ev)
         self.confidence = max(self.confidence, confidence)
+
+
+def named_cable(fabric: Fabric, f: Finding) -> LinkKey | None:
+    """The cable a finding names: the one at its first end (a cable's either end, a NIC's port)."""
+    if not f.node_ids or f.node_ids[0] not in fabric.nodes:
+        return None
+    link = fabric.link_at(PortRef(f.node_ids[0], int(f.endpoints[0][1]))) if f.endpoints else None
+    return link.key if link is not None else None

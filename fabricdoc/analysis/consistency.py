@@ -13,12 +13,13 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 
+from fabricdoc.analysis.blame import named_cable
 from fabricdoc.errors import TopologyError
 from fabricdoc.model.evidence import SlowPairsEvidence
 from fabricdoc.model.expectation import TestJudgement
 from fabricdoc.model.findings import Finding
 from fabricdoc.model.paths import is_bidirectional, tested_links
-from fabricdoc.model.records import LinkKey, Observations, PortRef
+from fabricdoc.model.records import LinkKey, Observations
 from fabricdoc.model.topology import Fabric
 
 HARD = 0.75  # a cable whose slow tests sit at or below this share of healthy caps every test through it
@@ -38,7 +39,7 @@ def paths_contradiction(fabric: Fabric, obs: Observations, judged: TestJudgement
             continue
         rel = [s.relative for s in ev.slow_pairs if s.relative is not None]
         figure = statistics.median(rel) if rel else ev.median_relative
-        key = _link(fabric, f)
+        key = named_cable(fabric, f)
         if figure is not None and figure <= HARD and key is not None:
             slow_at[key] = (figure, f.name)
     if not slow_at:
@@ -67,11 +68,3 @@ def paths_contradiction(fabric: Fabric, obs: Observations, judged: TestJudgement
             f"{fabric.label(p.dst.node)}[{p.dst.port}] at {rel:.0%} of healthy through {name}, whose other tests "
             f"reach {figure:.0%}), and no test passes a cable faster than it carries: the logs come from another "
             "fabric, the hosts are mapped onto the wrong ports, or the routes are not the ones the tests took")
-
-
-def _link(fabric: Fabric, f: Finding) -> LinkKey | None:
-    """The cable a finding names: the one at its first end (a cable's either end, a NIC's port)."""
-    if not f.node_ids or f.node_ids[0] not in fabric.nodes:
-        return None
-    link = fabric.link_at(PortRef(f.node_ids[0], int(f.endpoints[0][1]))) if f.endpoints else None
-    return link.key if link is not None else None

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from collections.abc import Set as AbstractSet
 
+from fabricdoc.analysis.blame import named_cable
 from fabricdoc.errors import TopologyError
 from fabricdoc.model.evidence import CounterEvidence, FlapEvidence, SlowPairsEvidence
 from fabricdoc.model.faults import fault as fault_info
@@ -49,10 +50,10 @@ def hidden_cables(fabric: Fabric, findings: Iterable[Finding],
     their own: with ``pairs``, those whose every finished test also crossed a named trained-low link."""
     low: list[LinkKey] = []
     for f in findings:
-        if f.kind in ("link", "nic") and fault_info(f.fault).trained_low and len(f.node_ids) == 2 and f.endpoints:
-            link = fabric.link_at(PortRef(f.node_ids[0], int(f.endpoints[0][1])))
-            if link is not None:
-                low.append(link.key)
+        if f.kind in ("link", "nic") and fault_info(f.fault).trained_low and len(f.node_ids) == 2:
+            key = named_cable(fabric, f)
+            if key is not None:
+                low.append(key)
     if not low:
         return []
     named = set(low)
@@ -89,12 +90,12 @@ def behind_counters(fabric: Fabric, findings: Iterable[Finding], pairs: Iterable
     around the named cable shows it."""
     named: set[LinkKey] = set()
     for f in findings:
-        if (f.kind != "link" or f.severity == Severity.INFO or fault_info(f.fault).retest or not f.endpoints
-                or not f.node_ids or not (f.evidence_of(CounterEvidence) or f.evidence_of(FlapEvidence))):
+        if (f.kind != "link" or f.severity == Severity.INFO or fault_info(f.fault).retest
+                or not (f.evidence_of(CounterEvidence) or f.evidence_of(FlapEvidence))):
             continue
-        link = fabric.link_at(PortRef(f.node_ids[0], int(f.endpoints[0][1])))
-        if link is not None:
-            named.add(link.key)
+        key = named_cable(fabric, f)
+        if key is not None:
+            named.add(key)
     if not named:
         return []
     behind: dict[PortRef, int] = {}
