@@ -299,11 +299,11 @@ def _chase(test: GroupTest, state: _State, probes: int) -> _Chase:
     boundary when both halves pass."""
     fabric, slow = state.fabric, state.judge
     if len(test.members) <= 2:
-        found = yield from _confirm_rest(test, test, state, inferred=True)
+        found = yield from _confirm_rest(test, state)
         if found is None and test in state.few_failed:
             # Each host passes with a known-good one: where most of its round passed, run the pair once
             # more (a transient slowdown passes the second time, and is then not left unexplained).
-            yield [GroupTest(test.members, test.test, "split", f"{test.label}, again")]
+            yield [_again(test)]
         return found or []
     a, b = split(fabric, test)
     halves = [_half(h, i, test, state) for i, h in enumerate((a, b), 1)]
@@ -330,8 +330,7 @@ def _chase(test: GroupTest, state: _State, probes: int) -> _Chase:
     # first: a transient slowdown (a neighbour's checkpoint) passes the second time, a fault its own load
     # shows does not. (Where most of the round failed, the round's load together may be the cause.)
     if test in state.few_failed:
-        again = GroupTest(test.members, test.test, "split", f"{test.label}, again")
-        results = yield [again]
+        results = yield [_again(test)]
         if not slow.failed(results[0]):
             return (yield from _rest_round(test, state)) or []
     last = yield from _substitute(test, state)
@@ -339,6 +338,11 @@ def _chase(test: GroupTest, state: _State, probes: int) -> _Chase:
         last = yield from _cross_halves(test, state, a, b)
     yield from _bisect_channels(last or test, state, probes)
     return (yield from _rest_round(test, state)) or []
+
+
+def _again(test: GroupTest) -> GroupTest:
+    """``test`` run once more, as it was (a transient slowdown passes the second time)."""
+    return GroupTest(test.members, test.test, "split", f"{test.label}, again")
 
 
 def _narrow(test: GroupTest, halves: list[GroupTest],
@@ -367,7 +371,7 @@ def _narrow(test: GroupTest, halves: list[GroupTest],
             return [first]
         _hand_on(group, second, (), state)
         group = second
-    return (yield from _confirm_rest(group, group, state, inferred=True))
+    return (yield from _confirm_rest(group, state))
 
 
 def _hand_on(parent: GroupTest, child: GroupTest, skipped: tuple[PortRef, ...], state: _State) -> None:
@@ -393,22 +397,20 @@ def _rest_round(test: GroupTest, state: _State) -> Generator[list[GroupTest], li
     return [rest] if state.judge.failed(results[0]) else None
 
 
-def _confirm_rest(group: GroupTest, chased: GroupTest, state: _State,
-                  inferred: bool = False) -> Generator[list[GroupTest], list[GroupResult], list[GroupTest] | None]:
+def _confirm_rest(group: GroupTest, state: _State) -> Generator[list[GroupTest], list[GroupResult], list[GroupTest] | None]:
     """Each member of the failing pair ``group`` against a known-good host, with the hosts narrowing left
-    untested on the way (``chased``'s) as one more group in the same round. Returns the groups to chase
-    (the untested hosts when they fail), [] when done, or None when an ``inferred`` pair (never run
-    itself) had no confirmation fail and nothing else failed."""
+    untested on the way to it as one more group in the same round. Returns the groups to chase (the
+    untested hosts when they fail), [] when a confirmation named a host, or None when nothing failed (the
+    pair was only inferred to fail, or its failure was the round's load or a transient slowdown)."""
     confirms = _confirm(group, state)
-    rest = _rest_test(chased, state)
+    rest = _rest_test(group, state)
     tests = [*confirms, *([rest] if rest is not None else [])]
     if not tests:
-        return None if inferred else []
+        return None
     results = yield tests
-    named = any(state.judge.failed(r) for r in results[: len(confirms)])
     if rest is not None and state.judge.failed(results[-1]):
         return [rest]
-    return None if inferred and not named else []
+    return [] if any(state.judge.failed(r) for r in results[: len(confirms)]) else None
 
 
 def _cross_halves(test: GroupTest, state: _State, a: tuple[PortRef, ...],
