@@ -309,7 +309,12 @@ def _blame_slow(fabric: Fabric, key: LinkKey, suspects: dict[LinkKey, set[int]],
     median_rel = float(statistics.median(rels)) if rels else None
     hung = sum(1 for i in covers if pairs[i].status == "hung")
     confidence = _confidence(len(own), together, twins, bool(hung))
-    named = bool(hung) or (len(own) >= 2 and together is not None and together <= -NAMED_Z
+    # A sweep re-tests a cable named from bandwidth alone: one that was not low again in any re-test was
+    # slowed by something that passed (a noisy round, a neighbour's burst), and stays a suspect.
+    retests = [] if judged.retest_from is None else [i for i in considered[key]
+                                                      if pairs[i].round >= judged.retest_from]
+    cleared = bool(retests) and not covers.intersection(retests)
+    named = bool(hung) or (len(own) >= 2 and together is not None and together <= -NAMED_Z and not cleared
                            and median_rel is not None and median_rel < 1.0 - NAMED_DROP)
     if not named:
         severity = "info"  # a suspect to re-test, not a named fault

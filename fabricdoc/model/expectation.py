@@ -493,6 +493,7 @@ class TestJudgement:
     expectations: Expectations
     pairs: list[Judged]
     groups: list[Judged]
+    retest_from: int | None = None  # pairs of this round on are a sweep's targeted re-tests (None: no re-test)
 
     def pair_slow(self, i: int, pair: PairResult) -> bool:
         """Hung, or slower than its shape's healthy figure by more than noise explains."""
@@ -534,7 +535,7 @@ def judge_tests(pairs: Sequence[PairResult], groups: Sequence[GroupResult],
     expectations = learn([s for ss in (*early, *per_group) for s in ss], history, later)
     expectations.slow_ratio = slow_ratio
     return TestJudgement(expectations, [expectations.judge(s) if s else NO_JUDGEMENT for s in per_pair],
-                         [expectations.judge(s) if s else NO_JUDGEMENT for s in per_group])
+                         [expectations.judge(s) if s else NO_JUDGEMENT for s in per_group], learn_rounds)
 
 
 def judge_observations(fabric: Fabric, pairs: Sequence[PairResult], groups: Sequence[GroupResult],
