@@ -26,8 +26,7 @@ from fabricdoc.errors import TopologyError
 from fabricdoc.model.evidence import GroupLoadEvidence, GroupSample
 from fabricdoc.model.expectation import TestJudgement
 from fabricdoc.model.findings import Finding
-from fabricdoc.model.flows import maxmin
-from fabricdoc.model.groups import channel_load, group_flows, switch_load
+from fabricdoc.model.groups import channel_load, group_flows, shown_full, switch_load
 from fabricdoc.model.paths import FINISHED, Channel, is_bidirectional, test_flows
 from fabricdoc.model.records import GroupResult, LinkKey, Observations
 from fabricdoc.model.severity import Severity
@@ -49,9 +48,6 @@ class _Test:
     relative: float | None = None  # measured over what healthy tests of its kind reach here
 
 
-SATURATED = 0.95  # share of a direction's capacity the round's max-min rates fill: a bottleneck
-
-
 def _switch_load(fabric: Fabric, flows: list[list[Channel]]) -> Counter[Hashable]:
     return Counter({("switch", node): n for node, n in switch_load(fabric, flows).items()})
 
@@ -61,28 +57,13 @@ def _tests(fabric: Fabric, obs: Observations, judged: TestJudgement) -> list[_Te
     run at once (two groups through one spine load it together)."""
     out = _own_tests(fabric, obs, judged)
     rounds: dict[tuple[bool, int], Counter[Hashable]] = {}
-    round_flows: dict[tuple[bool, int], list[list[Channel]]] = {}
+    round_tests: dict[tuple[bool, int], list[list[list[Channel]]]] = {}
     for t, r in out:
         rounds.setdefault((t.group is None, r), Counter()).update(t.load)
-        round_flows.setdefault((t.group is None, r), []).extend(t.flows)
-    full = {k: _saturated(fabric, flows) for k, flows in round_flows.items()}
+        round_tests.setdefault((t.group is None, r), []).append(t.flows)
+    full = {k: shown_full(fabric, tests) for k, tests in round_tests.items()}
     return [_Test(Counter({e: rounds[(t.group is None, r)][e] for e in t.load}), t.failed, t.group,
                   saturated=full[(t.group is None, r)], relative=t.relative) for t, r in out]
-
-
-def _saturated(fabric: Fabric, flows: list[list[Channel]]) -> frozenset[Channel]:
-    """The cable directions the round's flows fill at their max-min fair rates on a healthy fabric.
-
-    Only there does a passing test show a direction carries that many flows: a direction the round
-    left half empty would pass even at the fraction of its rate a load-only fault leaves it."""
-    if not flows:
-        return frozenset()
-    rates = maxmin(flows, lambda k: fabric.links[k].capacity_gbps)
-    used: Counter[Channel] = Counter()
-    for rate, hops in zip(rates, flows, strict=True):
-        for chan in hops:
-            used[chan] += float(rate)
-    return frozenset(c for c, u in used.items() if u >= SATURATED * fabric.links[c[0]].capacity_gbps)
 
 
 def _own_tests(fabric: Fabric, obs: Observations, judged: TestJudgement) -> list[tuple[_Test, int]]:

@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from fabricdoc.errors import TopologyError
+from fabricdoc.model.flows import maxmin
 from fabricdoc.model.paths import Channel, directed
 from fabricdoc.model.records import PortRef
 from fabricdoc.model.topology import Fabric
@@ -84,6 +85,33 @@ def most_flows(fabric: Fabric, rounds: Iterable[Iterable[tuple[Sequence[PortRef]
         for chan, n in load.items():
             most[chan] = max(most[chan], n)
     return most
+
+
+FILLED = 0.95  # share of a direction's capacity a round's tests must be shown to use: filled
+
+
+def shown_full(fabric: Fabric, tests: Sequence[Sequence[Sequence[Channel]]]) -> frozenset[Channel]:
+    """The cable directions a round's tests (each its flows), passing, show delivering their full rate on a
+    healthy fabric.
+
+    A test reports its slowest flow, so passing shows only that each of its flows got at least that
+    flow's max-min fair rate: a direction is shown full when its flows times their tests' slowest rates
+    fill it. Only there does a passing test show a direction carries that many flows: a direction the
+    round left half empty, or filled with flows faster than their test's slowest (an alltoall held back
+    by its uplinks), would pass even at the fraction of its rate a load-only fault leaves it."""
+    flows = [hops for test in tests for hops in test]
+    if not flows:
+        return frozenset()
+    rates = maxmin(flows, lambda k: fabric.links[k].capacity_gbps)
+    shown: Counter[Channel] = Counter()
+    at = 0
+    for test in tests:
+        slowest = float(min(rates[at:at + len(test)])) if len(test) else 0.0
+        for hops in test:
+            for chan in hops:
+                shown[chan] += slowest
+        at += len(test)
+    return frozenset(c for c, u in shown.items() if u >= FILLED * fabric.links[c[0]].capacity_gbps)
 
 
 def switch_load(fabric: Fabric, flows: Sequence[Sequence[Channel]]) -> Counter[str]:

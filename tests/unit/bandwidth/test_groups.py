@@ -335,3 +335,23 @@ def test_progress_counts_the_group_tests_as_they_run():
     assert len(seen) > 2 and all(n <= total for n, total in seen)
     assert [n for n, _ in seen] == sorted(n for n, _ in seen)  # never goes back
     assert seen[-1] == (report.tests["groups_tested"], report.tests["groups_tested"])
+
+
+def _only_named(found) -> list:
+    return [f for f in found.findings if f.severity != "info"]
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_an_incast_the_full_load_alltoall_passed_is_still_named_on_a_rail_optimized_fabric(seed):
+    """The all-hosts alltoall puts 31 flows into every port, but its uplinks hold each flow below what the
+    collapsed port still gives: it passes, and must not clear that port (its slowest flow was elsewhere)."""
+    from fabricdoc.fabric.generators import rail_optimized
+
+    fab = rail_optimized(units=2, hosts_per_unit=4, rails=4, spines=4)
+    host = PortRef("gpu0002", 4)
+    _, obs, found = _sweep(fab, [Fault("incast_pfc", port=host, flows=2)], seed=seed, full_load=True)
+    full = [g for g in obs.groups if g.phase == "full_load" and g.test == "alltoall"]
+    assert full and all(not found.judged.group_failed(obs.groups.index(g), g) for g in full)
+    (f,) = _only_named(found)
+    assert _named(f, fab) == fab.link_at(host).key and str(f.severity) == "error"
+
