@@ -188,12 +188,17 @@ def isolate(
             except StopIteration as stop:
                 start(stop.value or [])
 
-    if chase:
-        # A failing group holding a smaller failing group is left to that one's chase (its failure most
-        # likely is that one's); one crossing a cable other evidence blamed is explained already.
-        minimal = [t for t in failing if not any(o is not t and o.nodes < t.nodes for o in failing)]
-        start([t for t in minimal if not _crosses(fabric, t, set(explained))])
-    while chases and out.rounds < max_rounds:
+    def drive() -> None:
+        while chases and out.rounds < max_rounds:
+            advance()
+
+    def passed_again(t: GroupTest) -> bool:
+        """Whether the same hosts ran ``t``'s test again and passed: its failure was a transient's."""
+        return any(r.members == t.members and r.test == t.test and r.status == "ok" and not judge.failed(r)
+                   for r in out.results[screened:])
+
+    def advance() -> None:
+        """One round: the next step of every chase whose hosts no other chase of the round uses."""
         used: set[str] = set()
         batch: list[tuple[_Chase, list[GroupTest]]] = []
         for chase in chases:
@@ -212,6 +217,18 @@ def isolate(
                 chases.remove(chase)
                 del wants[id(chase)]
                 start(stop.value or [])
+
+    if chase:
+        # A failing group holding a smaller failing group is left to that one's chase (its failure most
+        # likely is that one's); one crossing a cable other evidence blamed is explained already.
+        minimal = [t for t in failing if not any(o is not t and o.nodes < t.nodes for o in failing)]
+        start([t for t in minimal if not _crosses(fabric, t, set(explained))])
+        drive()
+        # ... unless every smaller one passed when run again (a transient): then it is chased itself.
+        later = [t for t in failing if t not in minimal and not _crosses(fabric, t, set(explained))
+                 and all(passed_again(o) for o in failing if o is not t and o.nodes < t.nodes)]
+        start(later)
+        drive()
     out.unfinished = len(chases)
     # Every probe of the failing groups passed (one failing probe alone may be a transient slowdown):
     # only the round's load together showed the fault.

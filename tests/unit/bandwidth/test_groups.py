@@ -355,3 +355,13 @@ def test_an_incast_the_full_load_alltoall_passed_is_still_named_on_a_rail_optimi
     (f,) = _only_named(found)
     assert _named(f, fab) == fab.link_at(host).key and str(f.severity) == "error"
 
+
+def test_a_failing_full_load_round_is_chased_when_the_smaller_group_inside_it_passed_again():
+    """A smaller failing group is chased first (its failure most likely is the bigger one's too); when it
+    passes run again (a transient), the full-load alltoall that also failed must be chased itself."""
+    fab = fat_tree_3(4)
+    bad = _uplink(fab, "agg-p01-02", "edge-p01-02")
+    _, obs, found = _sweep(fab, [Fault("load_collapse", port=bad.a, flows=2)], seed=0, full_load=True)
+    full = [g for g in obs.groups if g.phase == "full_load" and g.test == "alltoall"]
+    assert full and found.judged.group_failed(obs.groups.index(full[0]), full[0])
+    assert any(g.label.startswith("half 1 of all hosts") for g in obs.groups)
