@@ -44,7 +44,7 @@ class _Test:
     failed: bool
     group: GroupResult | None
     flows: list[list[Channel]] = field(default_factory=list)
-    saturated: frozenset[Channel] = frozenset()  # directions its round filled (a bottleneck of some flow)
+    shown: frozenset[Channel] = frozenset()  # directions its round, passing, shows full (model.groups.shown_full)
     relative: float | None = None  # measured over what healthy tests of its kind reach here
 
 
@@ -63,7 +63,7 @@ def _tests(fabric: Fabric, obs: Observations, judged: TestJudgement) -> list[_Te
         round_tests.setdefault((t.group is None, r), []).append(t.flows)
     full = {k: shown_full(fabric, tests) for k, tests in round_tests.items()}
     return [_Test(Counter({e: rounds[(t.group is None, r)][e] for e in t.load}), t.failed, t.group,
-                  saturated=full[(t.group is None, r)], relative=t.relative) for t, r in out]
+                  shown=full[(t.group is None, r)], relative=t.relative) for t, r in out]
 
 
 def _own_tests(fabric: Fabric, obs: Observations, judged: TestJudgement) -> list[tuple[_Test, int]]:
@@ -108,7 +108,7 @@ def from_groups(fabric: Fabric, obs: Observations, judged: TestJudgement,
     for t in tests:
         if not t.failed:
             for e, n in t.load.items():
-                if e[0] == "chan" and e[1] not in t.saturated:  # type: ignore[index]
+                if e[0] == "chan" and e[1] not in t.shown:  # type: ignore[index]
                     continue  # not filled: passing says nothing of this many flows
                 passing[e] = max(passing[e], n)
     covers: dict[Hashable, set[int]] = {}

@@ -221,11 +221,12 @@ def isolate(
     if chase:
         # A failing group holding a smaller failing group is left to that one's chase (its failure most
         # likely is that one's); one crossing a cable other evidence blamed is explained already.
+        blamed = set(explained)
         minimal = [t for t in failing if not any(o is not t and o.nodes < t.nodes for o in failing)]
-        start([t for t in minimal if not _crosses(fabric, t, set(explained))])
+        start([t for t in minimal if not _crosses(fabric, t, blamed)])
         drive()
         # ... unless every smaller one passed when run again (a transient): then it is chased itself.
-        later = [t for t in failing if t not in minimal and not _crosses(fabric, t, set(explained))
+        later = [t for t in failing if t not in minimal and not _crosses(fabric, t, blamed)
                  and all(passed_again(o) for o in failing if o is not t and o.nodes < t.nodes)]
         start(later)
         drive()
