@@ -5,10 +5,12 @@ concurrent flows on each cable direction and through each switch it crosses,
 together with the other tests of its round (they run at once).
 A load-only fault keeps its rate up to some load and collapses above it, so a
 part can explain a failing group test when the test loaded it with more flows
-than any passing test ever did. The fewest such parts that explain every
-failing group test are named (greedy set cover; a cable before a switch when
-both explain the same tests); parts that explain exactly the same tests are
-named as equally likely. A group test that could not run is no evidence; a
+than any passing test ever did (or than the same hosts' same test did when it
+passed run again: the first failure was then a transient's). The fewest such
+parts that explain every failing group test are named (greedy set cover; one
+part alone before one of several explaining the same tests, a cable before a
+switch when both explain the same tests); parts that explain exactly the same
+tests are named as equally likely. A group test that could not run is no evidence; a
 failing group already crossing a cable other evidence blamed needs no new part. The fault
 is ``load_collapse`` only when a test crossed the part at a lower load and passed; when
 none did (a job's communicators alone, say) it is ``degraded_bandwidth``.
@@ -113,15 +115,18 @@ def from_groups(fabric: Fabric, obs: Observations, judged: TestJudgement,
                 passing[e] = max(passing[e], n)
     covers: dict[Hashable, set[int]] = {}
     for i in failing:
+        again = _again(tests[i], tests)
         for e, n in tests[i].load.items():
-            if n > passing.get(e, 0):
+            if n > passing.get(e, 0) and n > again.get(e, 0):
                 covers.setdefault(e, set()).add(i)
+    # How many parts explain exactly the same tests: one part alone beats one of many alike.
+    alike = Counter(c for _, c in {(_part(e), frozenset(c)) for e, c in covers.items()})
     chosen: list[Hashable] = []
     own: dict[Hashable, set[int]] = {}  # the failing tests each part explained when it was chosen
     left = set(failing)
     while left:
-        best = max(covers, key=lambda e: (len(covers[e] & left), e[0] == "chan", -passing.get(e, 0), str(e)),
-                   default=None)
+        best = max(covers, key=lambda e: (len(covers[e] & left), -alike[frozenset(covers[e])], e[0] == "chan",
+                                          -passing.get(e, 0), str(e)), default=None)
         if best is None or not covers[best] & left:
             break
         chosen.append(best)
@@ -156,6 +161,21 @@ def from_groups(fabric: Fabric, obs: Observations, judged: TestJudgement,
             switches.append(Finding("", "switch", fabric.label(sw), fault, severity_for(Severity(severity), sure), sure, [ev],
                                     None, [sw]))
     return switches
+
+
+def _again(t: _Test, tests: list[_Test]) -> Counter[Hashable]:
+    """The most load on each part from runs of ``t``'s own test by the same hosts that passed. The same
+    flows passing at that load clear a part of this failure whether or not they filled it: a load-only
+    fault trips on its load, so the failure there was a transient's (a neighbour's burst)."""
+    out: Counter[Hashable] = Counter()
+    g = t.group
+    if g is None:
+        return out
+    for o in tests:
+        if not o.failed and o.group is not None and o.group.members == g.members and o.group.test == g.test:
+            for e, n in o.load.items():
+                out[e] = max(out[e], n)
+    return out
 
 
 def _one_way(e: Hashable, passing: Counter[Hashable], flows: int) -> bool:

@@ -15,8 +15,11 @@ uplinks), or, with no known-good hosts outside the group, halves of each side
 are tried across the boundary; then the cable directions the last failing group
 overloaded are bisected with one-way ``fan`` probes carrying the flows that
 crossed them, and the last one probed with its senders split and its load moved
-to other hosts. Localization (:mod:`fabricdoc.analysis.grouptomo`) names the
-part from all the groups' routed paths and the pair tests together.
+to other hosts. When no probe pointed at a cable or a host, the switches the
+failing groups loaded beyond what passed are probed with one-way fans through
+one (or half) of them, every other suspect switch no harder than a passing test
+loaded it. Localization (:mod:`fabricdoc.analysis.grouptomo`) names the part
+from all the groups' routed paths and the pair tests together.
 
 All failing groups are chased at once: every round runs the next step of each,
 as long as no host is in two tests of the round. A failing group holding a
@@ -33,7 +36,14 @@ from dataclasses import dataclass, field
 from fabricdoc.bandwidth.groups import GroupTest, expected_round, split
 from fabricdoc.errors import TopologyError
 from fabricdoc.model.expectation import GroupJudge
-from fabricdoc.model.groups import channel_load, fan, group_edges, group_flows, switch_load
+from fabricdoc.model.groups import (
+    channel_load,
+    fan,
+    fan_senders,
+    group_edges,
+    group_flows,
+    switch_load,
+)
 from fabricdoc.model.paths import Channel, directed
 from fabricdoc.model.records import GroupResult, LinkKey, PortRef
 from fabricdoc.model.topology import Fabric
@@ -69,6 +79,7 @@ class _State:
         self.passing_load: Counter[Channel] = Counter()  # most flows a passing test put on each direction
         self.passing_switch: Counter[str] = Counter()  # most flows through each switch in a round a test passed
         self.failing_switch: Counter[str] = Counter()  # most flows through each switch in a round a test failed
+        self.failing_loads: dict[str, list[int]] = {}  # flows through each switch in each failing test's round
         self.few_failed: set[GroupTest] = set()  # failed where most of their round passed: rerun before probing
         self.sibling: dict[GroupTest, GroupTest] = {}  # each confirmation of a failing pair -> the other's
         self.whole: set[GroupTest] = set()  # failing halves narrowed once already: split into both halves now
@@ -97,6 +108,8 @@ class _State:
             seen = self.failing_switch if failed else self.passing_switch
             for sw in load:
                 seen[sw] = max(seen[sw], total[sw])
+                if failed:
+                    self.failing_loads.setdefault(sw, []).append(total[sw])
             if failed or r.status != "ok":
                 continue
             self.good.update(t.members)
@@ -192,7 +205,7 @@ def isolate(
         while chases and out.rounds < max_rounds:
             advance()
 
-    def passed_again(t: GroupTest) -> bool:
+    def passed_again(t: GroupTest | GroupResult) -> bool:
         """Whether the same hosts ran ``t``'s test again and passed: its failure was a transient's."""
         return any(r.members == t.members and r.test == t.test and r.status == "ok" and not judge.failed(r)
                    for r in out.results[screened:])
@@ -231,9 +244,12 @@ def isolate(
         start(later)
         drive()
     out.unfinished = len(chases)
-    # Every probe of the failing groups passed (one failing probe alone may be a transient slowdown):
-    # only the round's load together showed the fault.
-    if chase and out.failing and sum(1 for g in out.failing if g.phase in CHASED) <= TRANSIENTS:
+    # No probe pointed at a part (a one-way load of cable directions or a host with a known-good one
+    # that failed, and did not pass again), or every probe passed but one (a transient slowdown): only a
+    # load together showed the fault, as a switch that collapses under many flows does.
+    pointed = [g for g in out.failing if not passed_again(g)
+               and ((g.phase == "cross" and fan_senders(g.test)) or (g.phase == "confirm" and len(g.members) == 2))]
+    if chase and out.failing and (not pointed or sum(1 for g in out.failing if g.phase in CHASED) <= TRANSIENTS):
         _bisect_switches(state, run, lambda: out.rounds < max_rounds)
     return out
 
@@ -244,63 +260,104 @@ TRANSIENTS = 1  # failing probes one isolation may see from transient slowdowns 
 
 def _bisect_switches(state: _State, run: Callable[[list[GroupTest]], list[GroupResult]],
                      more: Callable[[], bool]) -> None:
-    """Failing groups whose every probe passed: only the round's load together showed the fault, and
-    the part all of them loaded beyond what passed is a switch (a spine's buffer under full bisection)
-    when several are equally likely. Load half of them at a time with a one-way ``fan`` that crosses
-    no other candidate, as hard as the failing round did, and keep the half that fails."""
+    """Failing groups no probe of theirs explained: only a load together showed the fault, and the part
+    all of them loaded beyond what passed may be a switch (a buffer that collapses under full bisection)
+    when several are equally likely. Load half of them at a time with a one-way ``fan``, each beyond what
+    passed and every other candidate no harder than a passing test did, and keep the half that fails;
+    where no such probe exists for a half, one candidate at a time."""
     levels = state.fabric.levels()  # above the leaves: where a round's flows from many leaves meet
     cands = sorted(sw for sw, n in state.failing_switch.items() if n > state.passing_switch[sw] and levels[sw] > 1)
+    crossed = _Crossings(state.fabric)
+
+    def unexplained(sw: str) -> int:
+        """Failing tests whose round loaded ``sw`` beyond what any passing test's round did."""
+        return sum(1 for n in state.failing_loads.get(sw, ()) if n > state.passing_switch[sw])
+
     while len(cands) > 1 and more():
         half = cands[: len(cands) // 2]
-        probe = _switch_probe(state, half, set(cands))
+        probe = _switch_probe(state, half, set(cands), crossed)
         if probe is None:
-            return
+            # One at a time, the candidate most failing tests loaded beyond what passed first.
+            order = sorted(cands, key=lambda sw: (-unexplained(sw), sw))
+            half, probe = next(((one, p) for sw in order for one in [[sw]]
+                                if (p := _switch_probe(state, one, set(cands), crossed)) is not None), ([], None))
+            if probe is None:
+                return
         (result,) = run([probe])
         if result.status not in ("ok", "hung"):
             return  # could not test: no evidence either way
-        cands = half if state.judge.failed(result) else cands[len(cands) // 2:]
+        if state.judge.failed(result):
+            cands = half
+        else:
+            cands = [c for c in cands if c not in half and state.failing_switch[c] > state.passing_switch[c]]
 
 
-def _switch_probe(state: _State, load: list[str], cands: set[str]) -> GroupTest | None:
-    """A one-way fan from the known-good hosts of half the leaves to receivers on the other half whose
-    flows all pass through a switch of ``load`` and through no other candidate, with as many flows
-    through each switch of ``load`` as the failing round put there; None when the hosts cannot give
-    each of them more than a passing test already did."""
-    fabric = state.fabric
-    leaves: dict[str, list[PortRef]] = {}
-    for p in sorted(state.good):
-        peer = fabric.peer(p)
-        if peer is not None:
-            leaves.setdefault(peer.node, []).append(p)
-    names = sorted(leaves)
-    if len(names) < 2:
-        return None
-    senders = [p for leaf in names[: len(names) // 2] for p in leaves[leaf]]
-    pool = [p for leaf in names[len(names) // 2:] for p in leaves[leaf]]
-    through: dict[str, list[PortRef]] = {sw: [] for sw in load}
-    for r in pool:
-        try:
-            crossed = set(switch_load(fabric, [directed(fabric.path(s, r), s) for s in senders])) & cands
-        except TopologyError:
-            continue
-        if len(crossed) == 1 and (sw := next(iter(crossed))) in through:
-            through[sw].append(r)
+class _Crossings:
+    """The switches each host-to-host flow passes through (cached: a probe search asks for many)."""
+
+    def __init__(self, fabric: Fabric) -> None:
+        self.fabric = fabric
+        self.seen: dict[tuple[PortRef, PortRef], Counter[str]] = {}
+
+    def __call__(self, src: PortRef, dst: PortRef) -> Counter[str]:
+        got = self.seen.get((src, dst))
+        if got is None:
+            try:
+                got = switch_load(self.fabric, [directed(self.fabric.path(src, dst), src)])
+            except TopologyError:
+                got = Counter()
+            self.seen[(src, dst)] = got
+        return got
+
+
+def _switch_probe(state: _State, load: list[str], cands: set[str], crossed: _Crossings) -> GroupTest | None:
+    """A one-way fan among known-good hosts with more flows through each switch of ``load`` than a
+    passing test put there (as many as the failing round did, where the hosts allow) and through every
+    other candidate no more than a passing test did; None when no such probe exists.
+
+    Built greedily: senders and receivers are added one host at a time, each the one whose flows to (or
+    from) the other side add the most load still wanted and break no other candidate's limit."""
+    good = sorted(state.good)
     want = {sw: max(state.failing_switch[sw], state.passing_switch[sw] + 1) for sw in load}
+    limit = {c: state.passing_switch[c] for c in cands - set(load)}
+    got: Counter[str] = Counter()
+    senders: list[PortRef] = []
     receivers: list[PortRef] = []
-    for sw in load:
-        need = -(-want[sw] // max(1, len(senders)))  # ceil: receivers that give ``want`` flows
-        receivers += through[sw][:need]
-    if not senders or not receivers:
+
+    def gain(adds: Counter[str]) -> int:
+        if any(got[c] + adds[c] > limit[c] for c in limit if adds[c]):
+            return 0
+        return sum(min(adds[sw], want[sw] - got[sw]) for sw in load if got[sw] < want[sw])
+
+    # The first flow: the pair whose route crosses the most switches still wanted.
+    first = max(((gain(crossed(s, r)), str(s), str(r), s, r) for s in good for r in good if s != r),
+                default=None)
+    if first is None or first[0] <= 0:
         return None
-    members = (*senders, *receivers)
-    test = fan(len(senders))
-    try:
-        got = switch_load(fabric, group_flows(fabric, members, test))
-    except TopologyError:
+    senders.append(first[3])
+    receivers.append(first[4])
+    got.update(crossed(first[3], first[4]))
+    while any(got[sw] < want[sw] for sw in load):
+        best = None
+        for h in good:
+            if h in senders or h in receivers:
+                continue
+            for side in ("sender", "receiver"):
+                adds: Counter[str] = Counter()
+                for o in (receivers if side == "sender" else senders):
+                    adds.update(crossed(h, o) if side == "sender" else crossed(o, h))
+                g = gain(adds)
+                if g > 0 and (best is None or g > best[0]):
+                    best = (g, h, side, adds)
+        if best is None:
+            break
+        _, h, side, adds = best
+        (senders if side == "sender" else receivers).append(h)
+        got.update(adds)
+    if any(got[sw] <= state.passing_switch[sw] for sw in load):
         return None
-    if any(got[sw] <= state.passing_switch[sw] for sw in load) or any(got[c] for c in cands - set(load)):
-        return None
-    return GroupTest(members, test, "switch", f"one-way load through {', '.join(fabric.label(sw) for sw in load)}")
+    label = ", ".join(state.fabric.label(sw) for sw in load)
+    return GroupTest((*senders, *receivers), fan(len(senders)), "switch", f"one-way load through {label}")
 
 
 def _crosses(fabric: Fabric, test: GroupTest, links: set[LinkKey]) -> bool:

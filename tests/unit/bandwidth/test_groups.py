@@ -275,21 +275,72 @@ def test_switch_cables_no_group_test_loaded_keep_the_verdict_from_pass(tmp_path,
     assert all("a fault that shows only under load would not show there" in n["why"] for n in unloaded)
 
 
-def test_failing_group_tests_no_part_explains_keep_the_verdict_from_pass(tmp_path):
+def _sweep_fat_tree_3(tmp_path, faults: str):
     from fabricdoc.sweep import SweepConfig, run_sweep
 
-    def sweep(faults: str):
-        path = tmp_path / "f.yaml"
-        path.write_text(f"name: f\ngenerator: fat_tree_3\nparams: {{k: 4}}\n{faults}")
-        return run_sweep(SweepConfig(fabric=str(path), groups=True, full_load=True))
+    path = tmp_path / "f.yaml"
+    path.write_text(f"name: f\ngenerator: fat_tree_3\nparams: {{k: 4}}\n{faults}")
+    return run_sweep(SweepConfig(fabric=str(path), groups=True, full_load=True))
 
-    # A core whose buffer collapses under the full-load alltoall: no probe of three levels singles it out.
-    report = sweep("faults:\n  - {kind: switch_collapse, switch: core0003, flows: 8}\n")
+
+CORE_COLLAPSE = "faults:\n  - {kind: switch_collapse, switch: core0003, flows: 8}\n"
+
+
+def test_failing_group_tests_no_part_explains_keep_the_verdict_from_pass(tmp_path, monkeypatch):
+    import fabricdoc.bandwidth.isolate as isolation
+
+    # A core whose buffer collapses under the full-load alltoall, with the one-way probes through single
+    # switches left out: no other probe of three levels singles it out.
+    monkeypatch.setattr(isolation, "_bisect_switches", lambda *a: None)
+    report = _sweep_fat_tree_3(tmp_path, CORE_COLLAPSE)
     assert not [f for f in report.findings if str(f.severity) != "info"]
     assert report.verdict == "incomplete" and report.tests["groups_failing"] >= 1
     (entry,) = [n for n in report.coverage["not_seen"] if n["what"].endswith("failing group tests")]
     assert "no part named explains them" in entry["why"]
-    assert sweep("").verdict == "pass"
+    assert _sweep_fat_tree_3(tmp_path, "").verdict == "pass"
+
+
+def test_a_core_that_collapses_under_the_full_load_is_named_by_a_probe_through_it_alone(tmp_path):
+    """The halves of the full-load alltoall fail and their quarters pass: a load together, not a host or a
+    cable's own flows. A one-way fan through one core at a time, every other switch no harder than a
+    passing test loaded it, fails only through the collapsing one."""
+    report = _sweep_fat_tree_3(tmp_path, CORE_COLLAPSE)
+    named = [f for f in report.findings if str(f.severity) != "info"]
+    assert [(f.kind, f.name, f.fault, str(f.severity)) for f in named] == [
+        ("switch", "core0003", "load_collapse", "error")]
+    assert report.verdict == "fail"
+
+
+@pytest.mark.parametrize(("k", "switch", "flows", "seed"), [(4, "core0003", 8, 2), (6, "agg-p03-01", 12, 0),
+                                                            (6, "core0004", 12, 3)])
+def test_a_switch_that_collapses_under_load_is_named_on_three_level_fat_trees(k, switch, flows, seed):
+    """Cores and aggregation switches alike: a probe through the candidate alone can load it only where the
+    other switches may carry what passing tests showed they carry (none at all is impossible: every flow
+    between pods crosses two aggregation switches and a core)."""
+    fab = fat_tree_3(k)
+    _, obs, found = _sweep(fab, [Fault("switch_collapse", switch=switch, flows=flows)], seed=seed, full_load=True)
+    assert [(f.kind, f.node_ids, str(f.severity)) for f in _only_named(found)] == [("switch", [switch], "error")]
+    probes = [g for g in obs.groups if g.phase == "switch"]
+    assert probes and probes[-1].label == f"one-way load through {switch}"
+
+
+def test_a_group_that_passed_again_with_as_much_load_clears_the_parts_of_its_first_failure():
+    """A screen fails once (a neighbour's burst) and passes run again alone: its own cables carried the same
+    flows both times, so they do not explain the first failure, and the switch the probes showed
+    collapsing is named instead of one of its cables."""
+    fab = fat_tree_3(4)
+    _, obs, found = _sweep(fab, [Fault("switch_collapse", switch="core0003", flows=8)], seed=2, full_load=True)
+    again = {g.label.removesuffix(", again") for g in obs.groups if g.label.endswith(", again")
+             and not found.judged.group_failed(obs.groups.index(g), g)}
+    first = [g for g in obs.groups if g.label in again and found.judged.group_failed(obs.groups.index(g), g)]
+    assert first and all(not {"core0003"} & set(_switches(fab, g)) for g in first)
+    assert [(f.kind, f.node_ids) for f in _only_named(found)] == [("switch", ["core0003"])]
+
+
+def _switches(fabric, group) -> set[str]:
+    from fabricdoc.model.groups import group_flows, switch_load
+
+    return set(switch_load(fabric, group_flows(fabric, group.members, group.test)))
 
 
 def test_a_failing_group_that_passes_again_or_crosses_a_named_cable_is_explained():
