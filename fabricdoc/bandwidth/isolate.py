@@ -78,12 +78,15 @@ class _State:
         self.good: set[PortRef] = set()
         self.passing_load: Counter[Channel] = Counter()  # most flows a passing test put on each direction
         self.passing_switch: Counter[str] = Counter()  # most flows through each switch in a round a test passed
-        self.failing_switch: Counter[str] = Counter()  # most flows through each switch in a round a test failed
         self.failing_loads: dict[str, list[int]] = {}  # flows through each switch in each failing test's round
         self.few_failed: set[GroupTest] = set()  # failed where most of their round passed: rerun before probing
         self.sibling: dict[GroupTest, GroupTest] = {}  # each confirmation of a failing pair -> the other's
         self.whole: set[GroupTest] = set()  # failing halves narrowed once already: split into both halves now
         self.skipped: dict[GroupTest, tuple[PortRef, ...]] = {}  # halves narrowing did not run, by the chase's group
+
+    def failing_switch(self, sw: str) -> int:
+        """Most flows through ``sw`` in a round a test failed."""
+        return max(self.failing_loads.get(sw, (0,)))
 
     def saw(self, tests: Sequence[GroupTest], results: Sequence[GroupResult]) -> None:
         """One round's results: the hosts and cable-direction loads of the tests that passed, and the
@@ -105,11 +108,11 @@ class _State:
             if r.status not in ("ok", "hung"):
                 continue
             failed = self.judge.failed(r)
-            seen = self.failing_switch if failed else self.passing_switch
             for sw in load:
-                seen[sw] = max(seen[sw], total[sw])
                 if failed:
                     self.failing_loads.setdefault(sw, []).append(total[sw])
+                else:
+                    self.passing_switch[sw] = max(self.passing_switch[sw], total[sw])
             if failed or r.status != "ok":
                 continue
             self.good.update(t.members)
@@ -266,7 +269,8 @@ def _bisect_switches(state: _State, run: Callable[[list[GroupTest]], list[GroupR
     passed and every other candidate no harder than a passing test did, and keep the half that fails;
     where no such probe exists for a half, one candidate at a time."""
     levels = state.fabric.levels()  # above the leaves: where a round's flows from many leaves meet
-    cands = sorted(sw for sw, n in state.failing_switch.items() if n > state.passing_switch[sw] and levels[sw] > 1)
+    cands = sorted(sw for sw in state.failing_loads
+                   if state.failing_switch(sw) > state.passing_switch[sw] and levels[sw] > 1)
     crossed = _Crossings(state.fabric)
 
     def unexplained(sw: str) -> int:
@@ -278,10 +282,11 @@ def _bisect_switches(state: _State, run: Callable[[list[GroupTest]], list[GroupR
         probe = _switch_probe(state, half, set(cands), crossed)
         if probe is None:
             # One at a time, the candidate most failing tests loaded beyond what passed first.
-            order = sorted(cands, key=lambda sw: (-unexplained(sw), sw))
-            half, probe = next(((one, p) for sw in order for one in [[sw]]
-                                if (p := _switch_probe(state, one, set(cands), crossed)) is not None), ([], None))
-            if probe is None:
+            for sw in sorted(cands, key=lambda sw: (-unexplained(sw), sw)):
+                half, probe = [sw], _switch_probe(state, [sw], set(cands), crossed)
+                if probe is not None:
+                    break
+            else:
                 return
         (result,) = run([probe])
         if result.status not in ("ok", "hung"):
@@ -289,7 +294,7 @@ def _bisect_switches(state: _State, run: Callable[[list[GroupTest]], list[GroupR
         if state.judge.failed(result):
             cands = half
         else:
-            cands = [c for c in cands if c not in half and state.failing_switch[c] > state.passing_switch[c]]
+            cands = [c for c in cands if c not in half and state.failing_switch(c) > state.passing_switch[c]]
 
 
 class _Crossings:
@@ -318,7 +323,7 @@ def _switch_probe(state: _State, load: list[str], cands: set[str], crossed: _Cro
     Built greedily: senders and receivers are added one host at a time, each the one whose flows to (or
     from) the other side add the most load still wanted and break no other candidate's limit."""
     good = sorted(state.good)
-    want = {sw: max(state.failing_switch[sw], state.passing_switch[sw] + 1) for sw in load}
+    want = {sw: max(state.failing_switch(sw), state.passing_switch[sw] + 1) for sw in load}
     limit = {c: state.passing_switch[c] for c in cands - set(load)}
     got: Counter[str] = Counter()
     senders: list[PortRef] = []
