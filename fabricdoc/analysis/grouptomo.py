@@ -30,7 +30,7 @@ from fabricdoc.model.expectation import TestJudgement
 from fabricdoc.model.findings import Finding
 from fabricdoc.model.groups import channel_load, group_flows, shown_full, switch_load
 from fabricdoc.model.paths import FINISHED, Channel, is_bidirectional, test_flows
-from fabricdoc.model.records import GroupResult, LinkKey, Observations
+from fabricdoc.model.records import GroupResult, LinkKey, Observations, PortRef
 from fabricdoc.model.severity import Severity
 from fabricdoc.model.topology import Fabric
 
@@ -113,11 +113,13 @@ def from_groups(fabric: Fabric, obs: Observations, judged: TestJudgement,
                 if e[0] == "chan" and e[1] not in t.shown:  # type: ignore[index]
                     continue  # not filled: passing says nothing of this many flows
                 passing[e] = max(passing[e], n)
+    again = _again(tests)
     covers: dict[Hashable, set[int]] = {}
     for i in failing:
-        again = _again(tests[i], tests)
+        g = tests[i].group
+        cleared = again.get((g.members, g.test), Counter()) if g is not None else Counter()
         for e, n in tests[i].load.items():
-            if n > passing.get(e, 0) and n > again.get(e, 0):
+            if n > passing.get(e, 0) and n > cleared.get(e, 0):
                 covers.setdefault(e, set()).add(i)
     # How many parts explain exactly the same tests: one part alone beats one of many alike.
     alike = Counter(c for _, c in {(_part(e), frozenset(c)) for e, c in covers.items()})
@@ -163,18 +165,16 @@ def from_groups(fabric: Fabric, obs: Observations, judged: TestJudgement,
     return switches
 
 
-def _again(t: _Test, tests: list[_Test]) -> Counter[Hashable]:
-    """The most load on each part from runs of ``t``'s own test by the same hosts that passed. The same
-    flows passing at that load clear a part of this failure whether or not they filled it: a load-only
-    fault trips on its load, so the failure there was a transient's (a neighbour's burst)."""
-    out: Counter[Hashable] = Counter()
-    g = t.group
-    if g is None:
-        return out
+def _again(tests: list[_Test]) -> dict[tuple[tuple[PortRef, ...], str], Counter[Hashable]]:
+    """Per group (its hosts and test), the most load on each part from its runs that passed. A failing run
+    of the same group is cleared there whether or not those runs filled the part: a load-only fault trips
+    on its load, so the failure at no more load was a transient's (a neighbour's burst)."""
+    out: dict[tuple[tuple[PortRef, ...], str], Counter[Hashable]] = {}
     for o in tests:
-        if not o.failed and o.group is not None and o.group.members == g.members and o.group.test == g.test:
+        if not o.failed and o.group is not None:
+            most = out.setdefault((o.group.members, o.group.test), Counter())
             for e, n in o.load.items():
-                out[e] = max(out[e], n)
+                most[e] = max(most[e], n)
     return out
 
 
