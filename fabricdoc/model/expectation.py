@@ -48,6 +48,10 @@ REFERENCE_BELOW = 0.7  # groups learned below this share of the pairs' figure: r
 GROUP_GAP = 2.0  # ... when groups near the pairs' figure reach at least this many times it
 SPREAD_FLOOR = 0.01  # printed figures carry ~1% jitter even on the quietest fabric
 Z_SLOW = 2.5  # a test this many spreads below its shape's figure is slow...
+COARSE_SCALE = 0.2  # log units: the scale at which widely scattered healthy tests still form a mode
+# Noise wider than this (log units, ~25%) is not one bulk: three such spreads below it reach a tenth of its
+# rate, where a shaped or broken cable's tests sit, and the clip would take them in.
+MAX_SPREAD = 0.25
 SKEW = 1.25  # the lower half of the healthy bulk may be this much wider than its upper half (noise only slows)
 MIN_DROP = 0.07  # ...and at least this far below it (hosts differ by a few percent: that is not slow)
 CEILING = 1.05  # measured/nominal above this: faster than the line rate (rounding and clocks allowed)
@@ -114,7 +118,8 @@ def healthy_bulk(values: Sequence[float] | np.ndarray, *, min_mass: float = 0.15
     """Center, spread and size of the healthy bulk of log figures ``values``.
 
     Faults only slow tests down, so the healthy tests are the highest dense mode: the highest value whose
-    neighbourhood holds at least ``min_mass`` of the values (and ``min_count``), climbed to its mode. The
+    neighbourhood holds at least ``min_mass`` of the values (and ``min_count``), climbed to its mode (at
+    :data:`COARSE_SCALE` where a mode dense only at that scale sits well above the fine one). The
     bulk is then what lies above three spreads below its median, and the spread is read from its lower
     half ((median - lower quartile) / 0.6745), at most :data:`SKEW` times what its upper half shows: slow tests
     and transient outliers below move it little, and tests piled up against the line rate above
@@ -136,18 +141,20 @@ def healthy_bulk(values: Sequence[float] | np.ndarray, *, min_mass: float = 0.15
     med = float(np.median(x))
     mad = 1.4826 * float(np.median(np.abs(x - med)))
     h = min(0.05, max(2 * floor, 0.9 * mad * n ** -0.2))
-    lo = np.searchsorted(x, x - h, side="left")
-    hi = np.searchsorted(x, x + h, side="right")
-    mass = hi - lo
     need = max(min_count, math.ceil(min_mass * n))
-    dense = np.nonzero(mass >= need)[0]
-    center = float(x[dense[-1]]) if len(dense) else float(x[int(np.argmax(mass))])
+    center = _highest_dense(x, h, need)
+    # Healthy tests on a noisy fabric (a loaded host, background traffic) can scatter wider than h while the
+    # tests through one fault sit tight (all held to that cable's rate): then the tight mode is the only one
+    # dense at h. Faults only slow, so a mode dense at a coarser scale well above it is the healthy one.
+    coarse = _highest_dense(x, COARSE_SCALE, need)
+    if coarse > center + 2 * COARSE_SCALE:
+        h, center = COARSE_SCALE, coarse
     for _ in range(20):  # climb to the mode (a median shift within two bandwidths)
         moved = float(np.median(x[(x >= center - 2 * h) & (x <= center + 2 * h)]))
         if abs(moved - center) < 1e-6:
             break
         center = moved
-    spread = max(0.05, 2 * h)  # generous at first: the lower clip only tightens from there
+    spread = min(MAX_SPREAD, max(0.05, 2 * h))  # generous at first: the lower clip only tightens from there
     kept = x
     for _ in range(30):
         kept = x[x >= center - 3 * spread]
@@ -161,11 +168,19 @@ def healthy_bulk(values: Sequence[float] | np.ndarray, *, min_mass: float = 0.15
         # The lower half also holds slow tests that sit within the clip (a fault on a good share of a
         # small fabric's tests), the upper half is squeezed where tests pile up against the line rate:
         # neither alone is the noise, so the lower one counts up to SKEW times the upper one.
-        new_spread = max(floor, min(below, SKEW * above))
+        new_spread = min(MAX_SPREAD, max(floor, min(below, SKEW * above)))
         if abs(new_center - center) < 1e-7 and abs(new_spread - spread) < 1e-7:
             break
         center, spread = new_center, new_spread
     return center, spread, int(len(kept))
+
+
+def _highest_dense(x: np.ndarray, h: float, need: int) -> float:
+    """The highest of the sorted values ``x`` with at least ``need`` of them within ``h`` (else the one
+    with the most)."""
+    mass = np.searchsorted(x, x + h, side="right") - np.searchsorted(x, x - h, side="left")
+    dense = np.nonzero(mass >= need)[0]
+    return float(x[dense[-1]]) if len(dense) else float(x[int(np.argmax(mass))])
 
 
 @dataclass(frozen=True)
