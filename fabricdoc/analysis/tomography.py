@@ -174,8 +174,11 @@ def from_pairs(fabric: Fabric, obs: Observations, judged: TestJudgement, suspect
     z = [None if j.z is None or j.baseline is None else j.z - math.log(shared.get(i, 1.0)) / j.baseline.spread
          for i, j in enumerate(judged.pairs)]
     unexplained = {i for i in slow if not explained(i)}
+    # A given --slow-ratio replaces every noise-derived threshold, this one too: a drop the user called noise
+    # is no evidence (a lab whose concurrent tests share two cores differs by 30% from round to round).
+    given = judged.expectations.slow_ratio
     is_low = {i for i, zi in enumerate(z) if zi is not None and zi < -WEAK_Z
-              and (relative[i] or 0.0) / shared.get(i, 1.0) < 1.0 - MIN_DROP}
+              and (relative[i] or 0.0) / shared.get(i, 1.0) < (1.0 - MIN_DROP if given is None else given)}
     low = {i for i in is_low if not explained(i)}
     evidence = unexplained | low
     # A test rerouted around a down link may be slow for its new path's neighbours: the down link is

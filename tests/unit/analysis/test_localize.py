@@ -3,12 +3,12 @@
 import numpy as np
 import pytest
 
-from fabricdoc.analysis.localize import localize
+from fabricdoc.analysis.localize import Options, localize
 from fabricdoc.bandwidth.plan import plan_sweep
 from fabricdoc.fabric.faults import Fault
 from fabricdoc.fabric.generators import fat_tree_2, fat_tree_3, rail_optimized
 from fabricdoc.model.evidence import CounterEvidence, FlapEvidence, SlowPairsEvidence
-from fabricdoc.model.records import LinkKey, PortRef
+from fabricdoc.model.records import LinkKey, Observations, PairResult, PortRef
 from fabricdoc.report.report import Report
 from fabricdoc.sources.sim.simulator import Simulator, random_faults
 
@@ -191,3 +191,32 @@ def test_a_slow_host_cable_on_a_low_efficiency_fabric_is_named_not_its_leaf(effi
     result = Simulator(fabric, faults, seed=4, realism=realism).run(plan_sweep(fabric, min_cover=3).rounds)
     found = named(localize(result.observed, result.observations))
     assert [(f.kind, f.node_ids[0]) for f in found] == [("nic", "node0010")], [(f.name, f.fault) for f in found]
+
+
+# The netns lab's pair rounds on a 2-core machine (tests/integration/gloo/test_group_load.py, a failed run):
+# the four tests of round 0 ran at once and shared the cores, 0.65-0.73 of the line rate; round 1 and the
+# re-tests 0.74-0.95. Two of round 0's tests and one of round 1's crossed node0006's cable.
+_LAB_ROUNDS = [
+    [("node0002", "node0006", 0.695), ("node0005", "node0003", 0.648), ("node0003", "node0001", 0.657),
+     ("node0006", "node0005", 0.730)],
+    [("node0004", "node0005", 0.895), ("node0006", "node0001", 0.854), ("node0001", "node0002", 0.936),
+     ("node0003", "node0004", 0.742)],
+    [("node0005", "node0003", 0.947), ("node0004", "node0001", 0.936)],
+    [("node0003", "node0001", 0.897), ("node0004", "node0003", 0.916)],
+]
+
+
+@pytest.mark.parametrize("slow_cable", [False, True])
+def test_a_given_slow_ratio_makes_drops_above_it_no_evidence_against_a_cable(slow_cable):
+    fabric = fat_tree_2(leaves=3, spines=1, hosts_per_leaf=2, lanes=1, lane_gbps=0.1)
+    obs = Observations()
+    for r, tests in enumerate(_LAB_ROUNDS):
+        for s, d, ratio in tests:
+            if slow_cable and "node0004" in (s, d):
+                ratio *= 0.2  # a cable at a fifth of its rate: well below the given ratio
+            obs.pairs.append(PairResult(PortRef(s, 1), PortRef(d, 1), "ok", 0.1 * ratio, 0.1, size_bytes=1 << 20,
+                                        round=r))
+    named = [f for f in localize(fabric, obs, Options(slow_ratio=0.3)) if f.severity != "info"]
+    # Without the given ratio node0006's cable was named at warning: its three tests sat two spreads
+    # below the noise the quieter rounds showed, which the user's 0.3 calls noise on this lab.
+    assert {n for f in named for n in f.node_ids} == ({"node0004", "leaf02"} if slow_cable else set()), named
