@@ -24,13 +24,16 @@ FAULT_KINDS = (
     "load_collapse",  # a cable (either direction) that falls apart at full load
     "incast_pfc",  # PFC pause storm on the switch egress toward ``port`` when more than ``flows`` flows converge
     "switch_collapse",  # a switch (``switch``) whose shared buffer collapses when more than ``flows`` flows cross it
+    # a switch (``switch``) that throttles (thermal or power capping): it forwards ``flows`` flows' worth of line
+    # rate at most, so above that every flow through it gets its share (the more flows, the slower each)
+    "switch_throttle",
 )
 # Kinds that sit on a host's own port.
 HOST_FAULT_KINDS = frozenset({"bad_nic", "silent_hca"})
 # Kinds that only show when several flows meet: pair rounds (one flow per cable direction) never see them.
-LOAD_FAULT_KINDS = frozenset({"load_collapse", "incast_pfc", "switch_collapse"})
+LOAD_FAULT_KINDS = frozenset({"load_collapse", "incast_pfc", "switch_collapse", "switch_throttle"})
 # Kinds that name a whole switch instead of a port.
-SWITCH_FAULT_KINDS = frozenset({"dead_switch", "switch_collapse"})
+SWITCH_FAULT_KINDS = frozenset({"dead_switch", "switch_collapse", "switch_throttle"})
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,11 @@ credits that run dry at full load); ``incast_pfc`` does that to one switch egres
 (the direction toward ``port``) when more than ``flows`` flows converge on it (a
 PFC pause storm under incast); ``switch_collapse`` cuts every egress of a switch
 when more than ``flows`` flows cross the switch at once (a shared buffer that
-collapses). A pair round (one flow per cable direction) never trips any of them.
+collapses); ``switch_throttle`` caps what a switch forwards at ``flows`` flows' worth
+of line rate (thermal or power capping at full bisection): above it each egress
+keeps ``flows`` over the flows crossing the switch, so each flow's share shrinks as
+more meet, where a collapse drops to one fraction at once. A pair round (one flow
+per cable direction) never trips any of them.
 """
 
 from __future__ import annotations
@@ -36,12 +40,16 @@ class LoadModel:
     def __init__(self, fabric: Fabric, faults: Sequence[Fault]) -> None:
         self.channel: dict[Channel, _Rule] = {}  # one cable direction
         self.switch: dict[str, _Rule] = {}
+        self.throttle: dict[str, int] = {}  # switch -> flows' worth of line rate it forwards at most
         for f in faults:
             if f.kind not in LOAD_FAULT_KINDS:
                 continue
             rule = _Rule(max(1, f.flows), COLLAPSED if f.factor is None else f.factor)
             if f.kind == "switch_collapse":
                 self.switch[f.switch] = rule  # type: ignore[index]
+                continue
+            if f.kind == "switch_throttle":
+                self.throttle[f.switch] = rule.limit  # type: ignore[index]
                 continue
             key = f.link(fabric)
             if f.kind == "load_collapse":
@@ -51,7 +59,7 @@ class LoadModel:
                 self.channel[(key, 0 if end == key.b else 1)] = rule
 
     def __bool__(self) -> bool:
-        return bool(self.channel or self.switch)
+        return bool(self.channel or self.switch or self.throttle)
 
     def factors(self, fabric: Fabric, flows: Sequence[Sequence[Channel]]) -> dict[Channel, float]:
         """Capacity factor of every tripped channel, given all flows running at once."""
@@ -60,7 +68,7 @@ class LoadModel:
         for chan, rule in self.channel.items():
             if load.get(chan, 0) > rule.limit:
                 out[chan] = rule.factor
-        if self.switch:
+        if self.switch or self.throttle:
             through: Counter[str] = Counter()
             egress: dict[str, list[Channel]] = {}
             for hops in flows:
@@ -71,8 +79,10 @@ class LoadModel:
                     egress.setdefault(sender, []).append((key, d))
                 for node in seen:
                     through[node] += 1
-            for sw, rule in self.switch.items():
-                if through.get(sw, 0) > rule.limit:
-                    for chan in egress.get(sw, []):
-                        out[chan] = min(out.get(chan, 1.0), rule.factor)
+            tripped = {sw: rule.factor for sw, rule in self.switch.items() if through.get(sw, 0) > rule.limit}
+            tripped.update({sw: limit / through[sw] for sw, limit in self.throttle.items()
+                            if through.get(sw, 0) > limit})
+            for sw, factor in tripped.items():
+                for chan in egress.get(sw, []):
+                    out[chan] = min(out.get(chan, 1.0), factor)
         return out

@@ -55,6 +55,16 @@ def test_a_switch_whose_shared_buffer_collapses_slows_every_flow_through_it_abov
     assert sim.run().faulty_switches == {"leaf02"}
 
 
+def test_a_throttling_switch_forwards_a_fixed_share_so_each_flow_slows_as_more_meet():
+    """A collapse drops to one fraction at once; a throttle keeps what it forwards: four flows' worth."""
+    fab = _fabric()
+    sim = Simulator(fab, [Fault("switch_throttle", switch="leaf02", flows=4)], realism=Realism.ideal())
+    assert _group(sim, "alltoall", 5, 6).ratio == pytest.approx(0.92, abs=0.01)  # two flows cross leaf02
+    assert _group(sim, "alltoall", 5, 6, 7).ratio == pytest.approx(0.92 * 4 / 6, abs=0.02)  # six
+    assert _group(sim, "alltoall", 5, 6, 7, 8).ratio == pytest.approx(0.92 * 4 / 12, abs=0.02)  # twelve
+    assert sim.run().faulty_switches == {"leaf02"}
+
+
 def test_pair_rounds_never_trip_a_load_only_cable_fault():
     """Pair rounds put at most one flow on a cable direction (a switch may carry many of them: a
     switch_collapse with a low limit can show in pair rounds too)."""
