@@ -15,7 +15,9 @@
 3. Which faults pair rounds miss and group rounds find, per fault kind.
 4. The same load-only faults on other fabric shapes (oversubscribed and odd leaf/spine, parallel cables,
    three-level fat-trees, rail-optimized): a collapsing cable among every switch-to-switch cable (agg-core
-   too), an incast into any host port, a collapsing switch among every switch above the leaves (cores too).
+   too), an incast into any host port, a collapsing switch among every switch above the leaves (cores too),
+   and a switch there that throttles (forwards its cable count of flows' worth of line rate at most). Also
+   how many located faults were named as what happened (incast_collapse, load_collapse, switch_throttle).
 
 Prints figures, asserts nothing. Usage: python benchmarks/bench_groups.py [--sizes small|full] [--seeds N]
 """
@@ -87,13 +89,20 @@ def load_fault(kind: str, fabric, rng) -> tuple[Fault, object]:
 def shape_fault(kind: str, fabric, rng) -> tuple[Fault, object]:
     """A load-only fault anywhere on any fabric shape: a collapsing switch-to-switch cable, an incast into a
     host port, or a switch above the leaves that collapses above twice its cable count of flows (more than
-    a pair round, one flow per cable direction, ever puts through it)."""
-    if kind == "switch_collapse":
+    a pair round, one flow per cable direction, ever puts through it) or throttles to its cable count's worth."""
+    if kind in ("switch_collapse", "switch_throttle"):
         hosts_at = {fabric.peer(p).node for p in fabric.host_ports()}
         upper = sorted(n.id for n in fabric.switches() if n.id not in hosts_at)
         sw = upper[int(rng.integers(len(upper)))]
-        return Fault(kind, switch=sw, flows=2 * len(fabric.node_links(sw))), sw
+        # a throttle forwards its cable count of flows' worth of line rate: as much as a pair round puts through it
+        cables = len(fabric.node_links(sw))
+        return Fault(kind, switch=sw, flows=cables if kind == "switch_throttle" else 2 * cables), sw
     return load_fault(kind, fabric, rng)
+
+
+# The fault a finding should name for each injected kind ("what happened").
+NAMED_AS = {"load_collapse": "load_collapse", "incast_pfc": "incast_collapse", "switch_collapse": "load_collapse",
+            "switch_throttle": "switch_throttle"}
 
 
 SHAPES = {
@@ -208,13 +217,14 @@ def shapes(seeds: int) -> None:
     """Section 4: load-only faults on fabric shapes the other sections do not use."""
     print(f"\n4. load-only faults on other fabric shapes ({seeds} seeds each; the sweep's loop with groups and the "
           "full-load round): location recall and precision; false positives where nothing is injected")
-    print(f"{'fabric':>22} {'fault':>16} {'recall':>7} {'precision':>9} {'fail':>5} {'tests':>6} {'rounds':>6} "
-          f"{'capped':>6}")
-    totals = defaultdict(lambda: [0, 0, 0, 0])  # hits, faults, naming, findings
+    print("  (fail: located at error or worse; as: located faults named as what happened, NAMED_AS)")
+    print(f"{'fabric':>22} {'fault':>16} {'recall':>7} {'precision':>9} {'fail':>5} {'as':>4} {'tests':>6} "
+          f"{'rounds':>6} {'capped':>6}")
+    totals = defaultdict(lambda: [0, 0, 0, 0, 0])  # hits, faults, naming, findings, named as what happened
     for label, make in SHAPES.items():
         fabric = make()
-        for kind in ("load_collapse", "incast_pfc", "switch_collapse", "healthy"):
-            hit = named = total = fails = capped = 0
+        for kind in ("load_collapse", "incast_pfc", "switch_collapse", "switch_throttle", "healthy"):
+            hit = named = total = fails = capped = right = 0
             tests, rounds = [], []
             for seed in range(seeds):
                 rng = np.random.default_rng(2000 + seed)
@@ -231,6 +241,7 @@ def shapes(seeds: int) -> None:
                     hit += bool(good)
                     named += len(good)
                     fails += any(str(f.severity) in ("error", "critical") for f in good)
+                    right += any(f.fault == NAMED_AS[kind] for f in good)
             if kind != "healthy":
                 for key in (kind, "all"):
                     t = totals[key]
@@ -238,14 +249,16 @@ def shapes(seeds: int) -> None:
                     t[1] += seeds
                     t[2] += named
                     t[3] += total
+                    t[4] += right
             recall = f"{hit / seeds:7.2f}" if kind != "healthy" else f"{'-':>7}"
             precision = f"{named / total:9.2f}" if total and kind != "healthy" else f"{'-':>9}"
             extra = f"  false positives: {total}" if kind == "healthy" else ""
             print(f"{label:>22} {kind:>16} {recall} {precision} {fails if kind != 'healthy' else '-':>5} "
-                  f"{np.mean(tests):6.1f} {np.mean(rounds):6.1f} {capped:>6}{extra}")
-    for key, (hits, faults, naming, findings) in totals.items():
+                  f"{right if kind != 'healthy' else '-':>4} {np.mean(tests):6.1f} {np.mean(rounds):6.1f} "
+                  f"{capped:>6}{extra}")
+    for key, (hits, faults, naming, findings, right) in totals.items():
         print(f"{'all shapes':>22} {key:>16} {hits / faults:7.2f} "
-              f"{(naming / findings if findings else float('nan')):9.2f}")
+              f"{(naming / findings if findings else float('nan')):9.2f} {'':>5} {right / max(hits, 1):4.2f}")
 
 
 if __name__ == "__main__":

@@ -13,14 +13,19 @@ switch when both explain the same tests); parts that explain exactly the same
 tests are named as equally likely. A group test that could not run is no evidence; a
 failing group already crossing a cable other evidence blamed needs no new part. The fault
 is ``load_collapse`` only when a test crossed the part at a lower load and passed; when
-none did (a job's communicators alone, say) it is ``degraded_bandwidth``.
+none did (a job's communicators alone, say) it is ``degraded_bandwidth``. A switch whose
+failing tests slow with the load they put through it (each flow gets its share of a fixed
+rate) throttles (``switch_throttle``); a collapse drops to one figure whatever the load.
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Hashable
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from fabricdoc.analysis.blame import Blame
 from fabricdoc.analysis.confidence import confidence, severity_for, slow_severity
@@ -37,6 +42,11 @@ from fabricdoc.model.topology import Fabric
 LOAD_FAULT = "load_collapse"  # fine at a lower load (a passing test crossed it), collapsed above
 INCAST_FAULT = "incast_collapse"  # only the direction into one port collapses: the other way carried as many
 SLOW_FAULT = "degraded_bandwidth"  # no passing test ever crossed it
+THROTTLE_FAULT = "switch_throttle"  # a switch that forwards a fixed rate: the more flows, the slower each
+# A switch throttles when its failing tests' figures fall with their load through it at least this steeply
+# (log figure over log flows; a share of a fixed rate falls as -1, a collapse stays level at 0) ...
+THROTTLE_SLOPE = -0.5
+THROTTLE_SPAN = 1.25  # ... over loads at least this far apart (closer ones cannot tell the two apart)
 MANY_ALIKE = 4  # this many parts equally likely: isolation did not narrow it down, nothing is named
 
 
@@ -155,6 +165,8 @@ def from_groups(fabric: Fabric, obs: Observations, judged: TestJudgement,
         fault = LOAD_FAULT if ev.passing_flows > 0 else SLOW_FAULT
         if fault == LOAD_FAULT and _one_way(e, passing, ev.failing_flows):
             fault = INCAST_FAULT
+        elif fault == LOAD_FAULT and _throttles(e, tests, covers[e]):
+            fault = THROTTLE_FAULT
         if e[0] == "chan":  # type: ignore[index]
             key = e[1][0]  # type: ignore[index]
             blame[key].add(fault, severity, sure, ev)
@@ -187,6 +199,21 @@ def _one_way(e: Hashable, passing: Counter[Hashable], flows: int) -> bool:
     key, d = e[1]  # type: ignore[index]
     back = ("chan", (key, 1 - d))
     return passing.get(back, 0) >= flows
+
+
+def _throttles(e: Hashable, tests: list[_Test], covers: set[int]) -> bool:
+    """A switch whose failing tests slow with the flows they put through it: each flow gets its share of a
+    fixed rate (thermal or power throttling), where a collapsed buffer drops every load to one figure."""
+    if e[0] != "switch":  # type: ignore[index]
+        return False
+    seen = [(tests[i].load[e], tests[i].relative) for i in covers if tests[i].relative]
+    if len(seen) < 2:
+        return False
+    flows = np.log([n for n, _ in seen])
+    if flows.max() - flows.min() < math.log(THROTTLE_SPAN):
+        return False
+    slope = float(np.polyfit(flows, np.log([r for _, r in seen]), 1)[0])
+    return slope <= THROTTLE_SLOPE
 
 
 def _part(e: Hashable) -> Hashable:

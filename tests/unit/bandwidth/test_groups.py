@@ -416,3 +416,23 @@ def test_a_failing_full_load_round_is_chased_when_the_smaller_group_inside_it_pa
     full = [g for g in obs.groups if g.phase == "full_load" and g.test == "alltoall"]
     assert full and found.judged.group_failed(obs.groups.index(full[0]), full[0])
     assert any(g.label.startswith("half 1 of all hosts") for g in obs.groups)
+
+
+@pytest.mark.parametrize(("fabric", "switch", "seed"), [
+    (lambda: fat_tree_2(leaves=7, spines=4, hosts_per_leaf=4), "spine01", 0),
+    (lambda: fat_tree_2(leaves=4, spines=2, hosts_per_leaf=4, links_per_spine=2), "spine02", 1),
+    (lambda: fat_tree_3(6), "core0004", 3)])
+def test_a_throttling_switch_is_told_from_one_whose_buffer_collapses(fabric, switch, seed):
+    """A switch that forwards a fixed rate slows each flow more the more flows cross it: its failing tests'
+    figures fall as 1/flows. One whose buffer collapses drops every load above its limit to one figure."""
+    fab = fabric()
+    cables = len(fab.node_links(switch))
+    _, _, throttled = _sweep(fab, [Fault("switch_throttle", switch=switch, flows=cables)], seed=seed, full_load=True)
+    assert [(f.kind, f.node_ids, f.fault, str(f.severity)) for f in _only_named(throttled)] == [
+        ("switch", [switch], "switch_throttle", "error")]
+    (ev,) = _only_named(throttled)[0].evidence_of(GroupLoadEvidence)
+    loads = sorted({(g.flows, g.ratio) for g in ev.failing_groups})
+    assert loads[-1][0] >= 2 * loads[0][0] and loads[-1][1] < loads[0][1] / 2  # twice the flows, half the figure
+    _, _, collapsed = _sweep(fab, [Fault("switch_collapse", switch=switch, flows=2 * cables)], seed=seed,
+                             full_load=True)
+    assert [(f.node_ids, f.fault) for f in _only_named(collapsed)] == [([switch], "load_collapse")]
