@@ -578,6 +578,20 @@ def _bisect_channels(test: GroupTest, state: _State, limit: int) -> Generator[li
         if results[0].status == "error":
             return
         candidates = first if state.judge.failed(results[0]) else second
+    if len(candidates) > 1:
+        # Directions the same flows always cross together (a host's chain: on a fat-tree with routes by
+        # destination, every flow into a host from beyond its leaf comes down one agg -> leaf direction): a
+        # fan into the host port from senders that leave the others no busier than passing tests did.
+        probe, into = _into_port(test, state, candidates)
+        if probe is None or not fresh(probe):
+            return
+        results = yield [probe]  # type: ignore[list-item]
+        if results[0].status == "error":
+            return
+        if state.judge.failed(results[0]):
+            candidates = [into]
+        elif len(into[1]) <= state.passing_load.get(into[0], 0):  # it carried the failing load: not the fault
+            candidates = [c for c in candidates if c is not into]
     if len(candidates) != 1:
         return
     chan, edges = candidates[0]
@@ -601,13 +615,52 @@ def _bisect_channels(test: GroupTest, state: _State, limit: int) -> Generator[li
                 return  # the split and moved probes are read against this one
 
 
+def _into_port(test: GroupTest, state: _State, candidates: list[tuple[Channel, list[tuple[PortRef, PortRef]]]]
+               ) -> tuple[GroupTest | None, tuple[Channel, list[tuple[PortRef, PortRef]]]]:
+    """A fan into the host port one of ``candidates`` flows into, from known-good senders chosen so that it
+    loads that direction beyond what passed (up to the failing load) and every other candidate no more than
+    passing tests did, or than one flow (a pair test's, which a load-only fault carries at full rate); the
+    host's leaf siblings first: they cross none of the others. None if no such fan loads it beyond what passed."""
+    fabric = state.fabric
+    into = next((c for c in candidates if fabric.nodes[_receiver(c[0]).node].kind == "host"), None)
+    if into is None:
+        return None, candidates[0]
+    chan, edges = into
+    host = _receiver(chan)
+    others = {c for c, _ in candidates if c != chan}
+    adds: list[tuple[int, str, PortRef, set[Channel]]] = []
+    for g in sorted(state.good - {host}):
+        try:
+            hops = set(directed(fabric.path(g, host), g))
+        except TopologyError:
+            continue
+        if chan in hops:
+            adds.append((len(hops & others), str(g), g, hops & others))
+    load: Counter[Channel] = Counter()
+    senders: list[PortRef] = []
+    for _, _, g, crossed in sorted(adds, key=lambda t: t[:2]):
+        if len(senders) >= len(edges):
+            break
+        if all(load[c] + 1 <= max(1, state.passing_load.get(c, 0)) for c in crossed):
+            senders.append(g)
+            load.update(crossed)
+    if len(senders) <= state.passing_load.get(chan, 0):
+        return None, into  # no more than passed: it would say nothing
+    return _fan(test, state, [(g, host) for g in senders], f"{_name(fabric, chan)} alone"), into
+
+
+def _receiver(chan: Channel) -> PortRef:
+    key, d = chan
+    return key.b if d == 0 else key.a
+
+
 def _reverse(test: GroupTest, state: _State, chan: Channel, edges: list[tuple[PortRef, PortRef]],
              name: str) -> GroupTest | None:
     """The flows of ``edges`` the other way, when ``chan`` flows into a host port (an incast there is what this
     tells from a bad cable) and every reversed flow crosses ``chan``'s other direction (routes need not be
     symmetric: a probe that goes around it says nothing of it); None otherwise."""
     key, d = chan
-    if state.fabric.nodes[(key.b if d == 0 else key.a).node].kind != "host":
+    if state.fabric.nodes[_receiver(chan).node].kind != "host":
         return None  # into a switch the reversed flows reroute (in the gloo lab they named another uplink)
     back = [(b, a) for a, b in edges]
     try:

@@ -436,3 +436,19 @@ def test_a_throttling_switch_is_told_from_one_whose_buffer_collapses(fabric, swi
     _, _, collapsed = _sweep(fab, [Fault("switch_collapse", switch=switch, flows=2 * cables)], seed=seed,
                              full_load=True)
     assert [(f.node_ids, f.fault) for f in _only_named(collapsed)] == [([switch], "load_collapse")]
+
+
+def test_an_incast_into_a_host_is_told_from_the_leaf_downlink_above_it_by_a_fan_from_its_leaf_siblings():
+    """On a three-level fat-tree routed by destination every flow into node00002 from beyond its leaf comes
+    down one aggregation -> leaf direction, so the bisection of one-way fans cannot split the two (before,
+    that downlink was named at error). A fan into the host from its two leaf siblings and one flow from
+    beyond loads the host port past what passed and the downlink with a single flow: it fails, its reverse
+    passes, and the incast is named."""
+    fab = fat_tree_3(6)
+    host = PortRef("node00002", 1)
+    _, obs, found = _sweep(fab, [Fault("incast_pfc", port=host, flows=2)], seed=1, full_load=True)
+    named = _only_named(found)
+    assert [(set(f.node_ids), f.fault, str(f.severity)) for f in named] == [
+        ({"edge-p01-01", "node00002"}, "incast_collapse", "error")]
+    (probe,) = [g for g in obs.groups if g.label.startswith("one-way load of edge-p01-01[2] -> node00002[1] alone")]
+    assert found.judged.group_failed(obs.groups.index(probe), probe)
