@@ -617,14 +617,21 @@ def _bisect_channels(test: GroupTest, state: _State, limit: int) -> Generator[li
 
 def _into_port(test: GroupTest, state: _State, candidates: list[tuple[Channel, list[tuple[PortRef, PortRef]]]]
                ) -> tuple[GroupTest | None, tuple[Channel, list[tuple[PortRef, PortRef]]]]:
-    """A fan into the host port one of ``candidates`` flows into, from known-good senders chosen so that it
-    loads that direction beyond what passed (up to the failing load) and every other candidate no more than
-    passing tests did, or than one flow (a pair test's, which a load-only fault carries at full rate); the
-    host's leaf siblings first: they cross none of the others. None if no such fan loads it beyond what passed."""
+    """A fan into the host port one of ``candidates`` flows into (or all their flows end at), from known-good
+    senders chosen so that it loads that direction beyond what passed (up to the failing load) and every
+    other candidate no more than passing tests did, or than one flow (a pair test's, which a load-only fault
+    carries at full rate); the host's leaf siblings first: they cross none of the others. None if no such
+    fan loads it beyond what passed."""
     fabric = state.fabric
     into = next((c for c in candidates if fabric.nodes[_receiver(c[0]).node].kind == "host"), None)
     if into is None:
-        return None, candidates[0]
+        # Every candidate's flows end at one host (the ranking by load over what passed left its own port
+        # out): that port is as much a suspect as the directions above it.
+        ends = {b for _, edges in candidates for _, b in edges}
+        link = fabric.link_at(next(iter(ends))) if len(ends) == 1 else None
+        if link is None:
+            return None, candidates[0]
+        into = ((link.key, 0 if link.key.b in ends else 1), sorted({e for _, edges in candidates for e in edges}))
     chan, edges = into
     host = _receiver(chan)
     others = {c for c, _ in candidates if c != chan}

@@ -438,17 +438,20 @@ def test_a_throttling_switch_is_told_from_one_whose_buffer_collapses(fabric, swi
     assert [(f.node_ids, f.fault) for f in _only_named(collapsed)] == [([switch], "load_collapse")]
 
 
-def test_an_incast_into_a_host_is_told_from_the_leaf_downlink_above_it_by_a_fan_from_its_leaf_siblings():
-    """On a three-level fat-tree routed by destination every flow into node00002 from beyond its leaf comes
+@pytest.mark.parametrize(("host", "seed"), [("node00002", 1), ("node00013", 0)])
+def test_an_incast_into_a_host_is_told_from_the_leaf_downlink_above_it_by_a_fan_from_its_leaf_siblings(host, seed):
+    """On a three-level fat-tree routed by destination every flow into a host from beyond its leaf comes
     down one aggregation -> leaf direction, so the bisection of one-way fans cannot split the two (before,
-    that downlink was named at error). A fan into the host from its two leaf siblings and one flow from
-    beyond loads the host port past what passed and the downlink with a single flow: it fails, its reverse
-    passes, and the incast is named."""
+    node00002's downlink was named at error; node00013's incast was not named at all, its port ranked below
+    the directions above it). A fan into the host from its two leaf siblings and one flow from beyond loads
+    the host port past what passed and the downlink with a single flow: it fails, its reverse passes, and
+    the incast is named."""
     fab = fat_tree_3(6)
-    host = PortRef("node00002", 1)
-    _, obs, found = _sweep(fab, [Fault("incast_pfc", port=host, flows=2)], seed=1, full_load=True)
+    port = PortRef(host, 1)
+    leaf = fab.peer(port)
+    _, obs, found = _sweep(fab, [Fault("incast_pfc", port=port, flows=2)], seed=seed, full_load=True)
     named = _only_named(found)
     assert [(set(f.node_ids), f.fault, str(f.severity)) for f in named] == [
-        ({"edge-p01-01", "node00002"}, "incast_collapse", "error")]
-    (probe,) = [g for g in obs.groups if g.label.startswith("one-way load of edge-p01-01[2] -> node00002[1] alone")]
+        ({leaf.node, host}, "incast_collapse", "error")]
+    (probe,) = [g for g in obs.groups if g.label.startswith(f"one-way load of {leaf.node}[{leaf.port}] -> {host}[1] alone")]
     assert found.judged.group_failed(obs.groups.index(probe), probe)
