@@ -34,7 +34,14 @@ from fabricdoc.model.evidence import GroupLoadEvidence, GroupSample
 from fabricdoc.model.expectation import TestJudgement
 from fabricdoc.model.findings import Finding
 from fabricdoc.model.groups import channel_load, group_flows, shown_full, switch_load
-from fabricdoc.model.paths import FINISHED, Channel, is_bidirectional, test_flows
+from fabricdoc.model.paths import (
+    FINISHED,
+    Channel,
+    channel_ends,
+    channel_name,
+    is_bidirectional,
+    test_flows,
+)
 from fabricdoc.model.records import GroupResult, LinkKey, Observations, PortRef
 from fabricdoc.model.severity import Severity
 from fabricdoc.model.topology import Fabric
@@ -224,9 +231,7 @@ def _name(fabric: Fabric, e: Hashable) -> str:
     kind, what = e  # type: ignore[misc]
     if kind == "switch":
         return f"switch {fabric.label(what)}"
-    key, d = what
-    src, dst = (key.a, key.b) if d == 0 else (key.b, key.a)
-    return f"{fabric.label(src.node)}[{src.port}] -> {fabric.label(dst.node)}[{dst.port}]"
+    return channel_name(fabric, what)
 
 
 def _evidence(fabric: Fabric, e: Hashable, tests: list[_Test], covers: set[int], passing: int,
@@ -239,8 +244,7 @@ def _evidence(fabric: Fabric, e: Hashable, tests: list[_Test], covers: set[int],
                     for i in sorted(covers)[:12] for g in [tests[i].group] if g is not None)
     toward = None
     if e[0] == "chan":  # type: ignore[index]
-        key, d = e[1]  # type: ignore[index]
-        end = key.b if d == 0 else key.a
+        end = channel_ends(e[1])[1]  # type: ignore[index]
         if not either_way:
             toward = (fabric.label(end.node), end.port)
     return GroupLoadEvidence(

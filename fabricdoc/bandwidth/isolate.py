@@ -44,7 +44,7 @@ from fabricdoc.model.groups import (
     group_flows,
     switch_load,
 )
-from fabricdoc.model.paths import Channel, directed
+from fabricdoc.model.paths import Channel, channel_ends, channel_name, directed
 from fabricdoc.model.records import GroupResult, LinkKey, PortRef
 from fabricdoc.model.topology import Fabric
 
@@ -570,7 +570,7 @@ def _bisect_channels(test: GroupTest, state: _State, limit: int) -> Generator[li
     while len(candidates) > 1:
         first = _one_way(candidates[: len(candidates) // 2])
         second = [c for c in candidates if c not in first]
-        probe = _fan(test, state, [e for _, edges in first for e in edges], _name(state.fabric, first[0][0])
+        probe = _fan(test, state, [e for _, edges in first for e in edges], channel_name(state.fabric, first[0][0])
                      + (f" and {len(first) - 1} more" if len(first) > 1 else ""))
         if not fresh(probe):
             break
@@ -595,7 +595,7 @@ def _bisect_channels(test: GroupTest, state: _State, limit: int) -> Generator[li
     if len(candidates) != 1:
         return
     chan, edges = candidates[0]
-    name = _name(state.fabric, chan)
+    name = channel_name(state.fabric, chan)
     senders = sorted({a for a, _ in edges})
     # The same flows the other way: a cable that carries them back fine is not what collapses, the port
     # they converge on is (an incast); a cable that fails both ways is the cable.
@@ -623,7 +623,7 @@ def _into_port(test: GroupTest, state: _State, candidates: list[tuple[Channel, l
     carries at full rate); the host's leaf siblings first: they cross none of the others. None if no such
     fan loads it beyond what passed."""
     fabric = state.fabric
-    into = next((c for c in candidates if fabric.nodes[_receiver(c[0]).node].kind == "host"), None)
+    into = next((c for c in candidates if fabric.nodes[channel_ends(c[0])[1].node].kind == "host"), None)
     if into is None:
         # Every candidate's flows end at one host (the ranking by load over what passed left its own port
         # out): that port is as much a suspect as the directions above it.
@@ -633,7 +633,7 @@ def _into_port(test: GroupTest, state: _State, candidates: list[tuple[Channel, l
             return None, candidates[0]
         into = ((link.key, 0 if link.key.b in ends else 1), sorted({e for _, edges in candidates for e in edges}))
     chan, edges = into
-    host = _receiver(chan)
+    host = channel_ends(chan)[1]
     others = {c for c, _ in candidates if c != chan}
     adds: list[tuple[int, str, PortRef, set[Channel]]] = []
     for g in sorted(state.good - {host}):
@@ -653,12 +653,7 @@ def _into_port(test: GroupTest, state: _State, candidates: list[tuple[Channel, l
             load.update(crossed)
     if len(senders) <= state.passing_load.get(chan, 0):
         return None, into  # no more than passed: it would say nothing
-    return _fan(test, state, [(g, host) for g in senders], f"{_name(fabric, chan)} alone"), into
-
-
-def _receiver(chan: Channel) -> PortRef:
-    key, d = chan
-    return key.b if d == 0 else key.a
+    return _fan(test, state, [(g, host) for g in senders], f"{channel_name(fabric, chan)} alone"), into
 
 
 def _reverse(test: GroupTest, state: _State, chan: Channel, edges: list[tuple[PortRef, PortRef]],
@@ -667,7 +662,7 @@ def _reverse(test: GroupTest, state: _State, chan: Channel, edges: list[tuple[Po
     tells from a bad cable) and every reversed flow crosses ``chan``'s other direction (routes need not be
     symmetric: a probe that goes around it says nothing of it); None otherwise."""
     key, d = chan
-    if state.fabric.nodes[_receiver(chan).node].kind != "host":
+    if state.fabric.nodes[channel_ends(chan)[1].node].kind != "host":
         return None  # into a switch the reversed flows reroute (in the gloo lab they named another uplink)
     back = [(b, a) for a, b in edges]
     try:
@@ -737,19 +732,8 @@ def _overloaded(test: GroupTest, state: _State, limit: int) -> list[tuple[Channe
             crossing.setdefault(chan, []).append((src, dst))
     ranked = sorted(((-len(e) / (state.passing_load.get(c, 0) + 1), str(c[0]), c[1], c) for c, e in crossing.items()
                      if len(e) > state.passing_load.get(c, 0)))[:limit]
-    chans = sorted((c for *_, c in ranked), key=lambda c: (_sender(c), str(c[0])))
+    chans = sorted((c for *_, c in ranked), key=lambda c: (channel_ends(c)[0], str(c[0])))
     return [(c, crossing[c]) for c in chans]
-
-
-def _sender(chan: Channel) -> PortRef:
-    key, d = chan
-    return key.a if d == 0 else key.b
-
-
-def _name(fabric: Fabric, chan: Channel) -> str:
-    key, d = chan
-    src, dst = (key.a, key.b) if d == 0 else (key.b, key.a)
-    return f"{fabric.label(src.node)}[{src.port}] -> {fabric.label(dst.node)}[{dst.port}]"
 
 
 def _moved(chan: Channel, edges: list[tuple[PortRef, PortRef]], state: _State,

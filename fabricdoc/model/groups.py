@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 
 from fabricdoc.errors import TopologyError
 from fabricdoc.model.flows import maxmin
-from fabricdoc.model.paths import Channel, directed
+from fabricdoc.model.paths import Channel, channel_ends, directed
 from fabricdoc.model.records import PortRef
 from fabricdoc.model.topology import Fabric
 
@@ -118,8 +118,8 @@ def switch_load(fabric: Fabric, flows: Sequence[Sequence[Channel]]) -> Counter[s
     """How many of ``flows`` pass through each switch at once (every switch a flow enters after its source)."""
     out: Counter[str] = Counter()
     for hops in flows:
-        for key, d in hops[1:]:
-            node = (key.a if d == 0 else key.b).node
+        for chan in hops[1:]:
+            node = channel_ends(chan)[0].node
             if fabric.nodes[node].kind == "switch":
                 out[node] += 1
     return out

@@ -29,6 +29,18 @@ def is_bidirectional(test: str) -> bool:
     return test in BIDIRECTIONAL_TESTS or test.startswith("nccl-tests:")
 
 
+def channel_ends(chan: Channel) -> tuple[PortRef, PortRef]:
+    """The port a channel leaves from and the port it arrives at."""
+    key, d = chan
+    return (key.a, key.b) if d == 0 else (key.b, key.a)
+
+
+def channel_name(fabric: Fabric, chan: Channel) -> str:
+    """A channel as reports and probe labels write it: ``leaf01[5] -> spine01[1]``."""
+    src, dst = channel_ends(chan)
+    return f"{fabric.label(src.node)}[{src.port}] -> {fabric.label(dst.node)}[{dst.port}]"
+
+
 def directed(path: Iterable[LinkKey], start: str | PortRef) -> list[Channel]:
     """The channels a packet leaving node ``start`` uses along ``path`` (the one path walk)."""
     here = start.node if isinstance(start, PortRef) else start

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from fabricdoc.fabric.faults import LOAD_FAULT_KINDS, Fault
-from fabricdoc.model.paths import Channel
+from fabricdoc.model.paths import Channel, channel_ends
 from fabricdoc.model.topology import Fabric
 
 # Capacity a load-only fault keeps once tripped, unless the fault gives its own ``factor``.
@@ -73,10 +73,10 @@ class LoadModel:
             egress: dict[str, list[Channel]] = {}
             for hops in flows:
                 seen = set()
-                for key, d in hops:
-                    sender = (key.a if d == 0 else key.b).node
+                for chan in hops:
+                    sender = channel_ends(chan)[0].node
                     seen.add(sender)
-                    egress.setdefault(sender, []).append((key, d))
+                    egress.setdefault(sender, []).append(chan)
                 for node in seen:
                     through[node] += 1
             tripped = {sw: rule.factor for sw, rule in self.switch.items() if through.get(sw, 0) > rule.limit}
