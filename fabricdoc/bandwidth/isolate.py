@@ -635,17 +635,17 @@ def _into_port(test: GroupTest, state: _State, candidates: list[tuple[Channel, l
     chan, edges = into
     host = channel_ends(chan)[1]
     others = {c for c, _ in candidates if c != chan}
-    adds: list[tuple[int, str, PortRef, set[Channel]]] = []
+    adds: list[tuple[PortRef, set[Channel]]] = []  # each known-good sender into the host: the others it crosses
     for g in sorted(state.good - {host}):
         try:
             hops = set(directed(fabric.path(g, host), g))
         except TopologyError:
             continue
         if chan in hops:
-            adds.append((len(hops & others), str(g), g, hops & others))
+            adds.append((g, hops & others))
     load: Counter[Channel] = Counter()
     senders: list[PortRef] = []
-    for _, _, g, crossed in sorted(adds, key=lambda t: t[:2]):
+    for g, crossed in sorted(adds, key=lambda t: len(t[1])):  # stable: hosts in order within a count
         if len(senders) >= len(edges):
             break
         if all(load[c] + 1 <= max(1, state.passing_load.get(c, 0)) for c in crossed):
