@@ -16,9 +16,10 @@ are tried across the boundary; then the cable directions the last failing group
 overloaded are bisected with one-way ``fan`` probes carrying the flows that
 crossed them, and the last one probed with its senders split and its load moved
 to other hosts. When no probe pointed at a cable or a host, the switches the
-failing groups loaded beyond what passed are probed with one-way fans through
-one (or half) of them, every other suspect switch no harder than a passing test
-loaded it. Localization (:mod:`fabricdoc.analysis.grouptomo`) names the part
+failing groups loaded beyond what passed are probed, as many in a round as the
+hosts allow, each with its own one-way fan that makes an egress of it the
+bottleneck (:mod:`fabricdoc.bandwidth.switch_probes`), every other suspect
+switch no harder than a passing test loaded it. Localization (:mod:`fabricdoc.analysis.grouptomo`) names the part
 from all the groups' routed paths and the pair tests together.
 
 All failing groups are chased at once: every round runs the next step of each,
@@ -34,6 +35,7 @@ from collections.abc import Callable, Collection, Generator, Sequence
 from dataclasses import dataclass, field
 
 from fabricdoc.bandwidth.groups import GroupTest, expected_round, split
+from fabricdoc.bandwidth.switch_probes import Crossings, switch_probes
 from fabricdoc.errors import TopologyError
 from fabricdoc.model.expectation import GroupJudge
 from fabricdoc.model.groups import (
@@ -265,104 +267,49 @@ def _bisect_switches(state: _State, run: Callable[[list[GroupTest]], list[GroupR
                      more: Callable[[], bool]) -> None:
     """Failing groups no probe of theirs explained: only a load together showed the fault, and the part
     all of them loaded beyond what passed may be a switch (a buffer that collapses under full bisection)
-    when several are equally likely. Load half of them at a time with a one-way ``fan``, each beyond what
-    passed and every other candidate no harder than a passing test did, and keep the half that fails;
-    where no such probe exists for a half, one candidate at a time."""
+    when several are equally likely. Each round probes as many of them as the hosts allow (all, else
+    half, ... else one), each with its own one-way fan (:mod:`fabricdoc.bandwidth.switch_probes`) that
+    loads it beyond what passed with an egress its bottleneck, and every other candidate no harder than a
+    passing test did. A switch whose probe passes is cleared; a failing probe runs once more (a
+    transient slowdown passes the second time), and one that fails again is left to localization with
+    the cables it crossed (:mod:`fabricdoc.analysis.grouptomo` weighs them)."""
     levels = state.fabric.levels()  # above the leaves: where a round's flows from many leaves meet
     cands = sorted(sw for sw in state.failing_loads
                    if state.failing_switch(sw) > state.passing_switch[sw] and levels[sw] > 1)
-    crossed = _Crossings(state.fabric)
+    crossed = Crossings(state.fabric)
 
     def unexplained(sw: str) -> int:
         """Failing tests whose round loaded ``sw`` beyond what any passing test's round did."""
         return sum(1 for n in state.failing_loads.get(sw, ()) if n > state.passing_switch[sw])
 
+    def probes(load: list[str]) -> list[GroupTest] | None:
+        return switch_probes(state.fabric, state.good, load, crossed, floor=state.passing_switch,
+                             want={sw: max(state.failing_switch(sw), state.passing_switch[sw] + 1) for sw in load},
+                             limit={c: state.passing_switch[c] for c in cands if c not in load})
+
     while len(cands) > 1 and more():
-        half = cands[: len(cands) // 2]
-        probe = _switch_probe(state, half, set(cands), crossed)
-        if probe is None:
-            # One at a time, the candidate most failing tests loaded beyond what passed first.
-            for sw in sorted(cands, key=lambda sw: (-unexplained(sw), sw)):
-                half, probe = [sw], _switch_probe(state, [sw], set(cands), crossed)
-                if probe is not None:
-                    break
-            else:
-                return
-        (result,) = run([probe])
-        if result.status not in ("ok", "hung"):
+        order = sorted(cands, key=lambda sw: (-unexplained(sw), sw))
+        batch, tests = order, probes(order)
+        while tests is None and len(batch) > 1:
+            batch = batch[: len(batch) // 2]
+            tests = probes(batch)
+        for sw in order[1:] if tests is None else ():
+            batch, tests = [sw], probes([sw])
+            if tests is not None:
+                break
+        if tests is None:
+            return
+        results = run(tests)
+        if any(r.status not in ("ok", "hung") for r in results):
             return  # could not test: no evidence either way
-        if state.judge.failed(result):
-            cands = half
-        else:
-            cands = [c for c in cands if c not in half and state.failing_switch(c) > state.passing_switch[c]]
-
-
-class _Crossings:
-    """The switches each host-to-host flow passes through (cached: a probe search asks for many)."""
-
-    def __init__(self, fabric: Fabric) -> None:
-        self.fabric = fabric
-        self.seen: dict[tuple[PortRef, PortRef], Counter[str]] = {}
-
-    def __call__(self, src: PortRef, dst: PortRef) -> Counter[str]:
-        got = self.seen.get((src, dst))
-        if got is None:
-            try:
-                got = switch_load(self.fabric, [directed(self.fabric.path(src, dst), src)])
-            except TopologyError:
-                got = Counter()
-            self.seen[(src, dst)] = got
-        return got
-
-
-def _switch_probe(state: _State, load: list[str], cands: set[str], crossed: _Crossings) -> GroupTest | None:
-    """A one-way fan among known-good hosts with more flows through each switch of ``load`` than a
-    passing test put there (as many as the failing round did, where the hosts allow) and through every
-    other candidate no more than a passing test did; None when no such probe exists.
-
-    Built greedily: senders and receivers are added one host at a time, each the one whose flows to (or
-    from) the other side add the most load still wanted and break no other candidate's limit."""
-    good = sorted(state.good)
-    want = {sw: max(state.failing_switch(sw), state.passing_switch[sw] + 1) for sw in load}
-    limit = {c: state.passing_switch[c] for c in cands - set(load)}
-    got: Counter[str] = Counter()
-    senders: list[PortRef] = []
-    receivers: list[PortRef] = []
-
-    def gain(adds: Counter[str]) -> int:
-        if any(got[c] + adds[c] > limit[c] for c in limit if adds[c]):
-            return 0
-        return sum(min(adds[sw], want[sw] - got[sw]) for sw in load if got[sw] < want[sw])
-
-    # The first flow: the pair whose route crosses the most switches still wanted.
-    first = max(((gain(crossed(s, r)), str(s), str(r), s, r) for s in good for r in good if s != r),
-                default=None)
-    if first is None or first[0] <= 0:
-        return None
-    senders.append(first[3])
-    receivers.append(first[4])
-    got.update(crossed(first[3], first[4]))
-    while any(got[sw] < want[sw] for sw in load):
-        best = None
-        for h in good:
-            if h in senders or h in receivers:
-                continue
-            for side in ("sender", "receiver"):
-                adds: Counter[str] = Counter()
-                for o in (receivers if side == "sender" else senders):
-                    adds.update(crossed(h, o) if side == "sender" else crossed(o, h))
-                g = gain(adds)
-                if g > 0 and (best is None or g > best[0]):
-                    best = (g, h, side, adds)
-        if best is None:
-            break
-        _, h, side, adds = best
-        (senders if side == "sender" else receivers).append(h)
-        got.update(adds)
-    if any(got[sw] <= state.passing_switch[sw] for sw in load):
-        return None
-    label = ", ".join(state.fabric.label(sw) for sw in load)
-    return GroupTest((*senders, *receivers), fan(len(senders)), "switch", f"one-way load through {label}")
+        failed = [t for t, r in zip(tests, results, strict=True) if state.judge.failed(r)]
+        if failed and more():
+            # Run once more what failed: a transient slowdown (a neighbour's burst) passes the second time.
+            again = run([GroupTest(t.members, t.test, t.phase, f"{t.label}, again") for t in failed])
+            failed = [t for t, r in zip(failed, again, strict=True) if state.judge.failed(r)]
+        if failed:
+            return  # each probe crossed no other suspect switch: a failing one names its own
+        cands = [c for c in cands if c not in batch and state.failing_switch(c) > state.passing_switch[c]]
 
 
 def _crosses(fabric: Fabric, test: GroupTest, links: set[LinkKey]) -> bool:

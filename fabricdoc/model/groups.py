@@ -13,7 +13,7 @@ loads chosen cable directions and nothing flows back.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 from fabricdoc.errors import TopologyError
 from fabricdoc.model.flows import maxmin
@@ -112,6 +112,15 @@ def shown_full(fabric: Fabric, tests: Sequence[Sequence[Sequence[Channel]]]) -> 
                 shown[chan] += slowest
         at += len(test)
     return frozenset(c for c, u in shown.items() if u >= FILLED * fabric.links[c[0]].capacity_gbps)
+
+
+def shown_switches(flows: Iterable[Sequence[Channel]], shown: Collection[Channel]) -> frozenset[str]:
+    """The nodes that forward some of ``flows`` on a direction in ``shown`` (:func:`shown_full`).
+
+    A fault that cuts a switch's egress (a buffer that collapses, a throttle) slows a passing test only
+    where that egress was its bottleneck: only a switch whose egress the test filled is shown to forward
+    the test's load at full rate. A test whose flows were held back before the switch says nothing of it."""
+    return frozenset(channel_ends(chan)[0].node for hops in flows for chan in hops[1:] if chan in shown)
 
 
 def switch_load(fabric: Fabric, flows: Sequence[Sequence[Channel]]) -> Counter[str]:
