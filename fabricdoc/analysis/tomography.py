@@ -83,6 +83,7 @@ WEAK_Z = 2.0  # a test this many spreads low (and MIN_DROP) is evidence against 
 NAMED_Z = 5.0  # a cable's own low tests this far below the noise together name it (combined_z)
 Z_CAP = 10.0  # one test counts at most this many spreads: a transient outlier does not decide alone
 RETEST_Z = 1.5  # a cable whose tests sit this low (upper median) around an unexplained low test: re-test it
+RETEST_DROP = 0.06  # ...and this far below it: hosts differ by a few percent (a host's every test with it)
 RETEST_LIMIT = 256  # suspects to re-test listed at most (the lowest first)
 CAP_TOLERANCE = 0.15  # tests through one slow cable sit within this (log units) of each other: hosts differ
 # A cable that carried a test this many times faster than its slow tests' best, the same way, did not slow
@@ -340,15 +341,17 @@ def _to_retest(fabric: Fabric, tests_through: dict[LinkKey, list[int]], low: set
                skip: set[LinkKey], z: list[float | None], pairs: list[PairResult], judged: TestJudgement,
                blame: dict[LinkKey, Blame], limit: int = RETEST_LIMIT) -> None:
     """Cables a low test nothing explains crossed, whose other tests sit low as a whole (at least half of
-    them 1.5 spreads below what healthy tests reach; tests a named cable explains left out): a gray fault
-    among noise looks like this before it has enough tests to be named. Each is listed (``info``, a
+    them 1.5 spreads and :data:`RETEST_DROP` below what healthy tests reach; tests a named cable explains left
+    out): a gray fault among noise looks like this before it has enough tests to be named. Each is listed (``info``, a
     suspect to re-test; ``fabricdoc sweep`` re-tests it), the lowest first, at most ``limit``."""
     found = []
     for key, crossed in tests_through.items():
         if key in skip or low.isdisjoint(crossed):
             continue
         zs = [zi for i in crossed if i not in explained for zi in [z[i]] if zi is not None]
-        if zs and statistics.median_high(zs) < -RETEST_Z:
+        rels = [r for i in crossed if i not in explained for r in [judged.pairs[i].relative] if r is not None]
+        # ...and RETEST_DROP low: a host a few percent slower than the rest is how hosts differ
+        if zs and statistics.median_high(zs) < -RETEST_Z and statistics.median_high(rels) < 1.0 - RETEST_DROP:
             found.append((statistics.median(zs), str(key), key))
     for _, _, key in sorted(found)[:limit]:
         tests = tests_through[key]

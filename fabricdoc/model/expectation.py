@@ -53,6 +53,11 @@ COARSE_SCALE = 0.2  # log units: the scale at which widely scattered healthy tes
 # rate, where a shaped or broken cable's tests sit, and the clip would take them in.
 MAX_SPREAD = 0.25
 SKEW = 1.25  # the lower half of the healthy bulk may be this much wider than its upper half (noise only slows)
+NEAR_LINE = math.log(0.97)  # a bulk whose upper quartile reaches this share of the line rate is cut short by it
+PILE = 0.0025  # log units: tests this close to the bulk's fastest are piled up against a limit...
+PILED = 0.075  # ...when at least this share of the bulk (and 3) is there: the upper half is cut short
+FAST_APART = 3.5  # a figure this many root mean squares above the bulk's median is not its noise
+MIN_UPPER = 4  # tests above the median needed to read the noise from them (fewer: the quartiles)
 MIN_DROP = 0.07  # ...and at least this far below it (hosts differ by a few percent: that is not slow)
 CEILING = 1.05  # measured/nominal above this: faster than the line rate (rounding and clocks allowed)
 FLOOR = 0.15  # a learned efficiency below this at bandwidth-bound sizes: no fabric is that slow
@@ -120,10 +125,13 @@ def healthy_bulk(values: Sequence[float] | np.ndarray, *, min_mass: float = 0.15
     Faults only slow tests down, so the healthy tests are the highest dense mode: the highest value whose
     neighbourhood holds at least ``min_mass`` of the values (and ``min_count``), climbed to its mode (at
     :data:`COARSE_SCALE` where a mode dense only at that scale sits well above the fine one). The
-    bulk is then what lies above three spreads below its median, and the spread is read from its lower
-    half ((median - lower quartile) / 0.6745), at most :data:`SKEW` times what its upper half shows: slow tests
-    and transient outliers below move it little, and tests piled up against the line rate above
-    (hardware never reads faster) do not shrink it to nothing.
+    bulk is then what lies above three spreads below its median, and the spread is the root mean square
+    of its upper half's distances from the median: nothing makes a test faster, so slow tests, gray faults'
+    tests and transient outliers below do not widen it, and a mean square of half the tests scatters far
+    less than a quartile (a screening has 15-30 tests of a shape). Where tests pile up against the line
+    rate (hardware never reads faster: :data:`NEAR_LINE`, :data:`PILE`) the upper half is cut short, and the
+    spread is read from the lower half ((median - lower quartile) / 0.6745), at most :data:`SKEW` times the
+    upper one's.
 
     >>> import math
     >>> healthy = [math.log(0.85 * (1 + 0.02 * ((i * 7) % 11 - 5) / 5)) for i in range(40)]
@@ -162,17 +170,31 @@ def healthy_bulk(values: Sequence[float] | np.ndarray, *, min_mass: float = 0.15
         # spreads low stay in the bulk (they widen its lower half) but do not drag its center down.
         near = kept[(kept >= center - 2 * spread) & (kept <= center + 2 * spread)]
         new_center = float(np.median(near if len(near) else kept))
-        lower, upper = kept[kept <= new_center], kept[kept >= new_center]
-        below = (new_center - float(np.median(lower))) / 0.6745 if len(lower) else floor
-        above = (float(np.median(upper)) - new_center) / 0.6745 if len(upper) else floor
-        # The lower half also holds slow tests that sit within the clip (a fault on a good share of a
-        # small fabric's tests), the upper half is squeezed where tests pile up against the line rate:
-        # neither alone is the noise, so the lower one counts up to SKEW times the upper one.
-        new_spread = min(MAX_SPREAD, max(floor, min(below, SKEW * above)))
+        new_spread = min(MAX_SPREAD, max(floor, _spread(kept, new_center, floor)))
         if abs(new_center - center) < 1e-7 and abs(new_spread - spread) < 1e-7:
             break
         center, spread = new_center, new_spread
     return center, spread, int(len(kept))
+
+
+def _spread(kept: np.ndarray, center: float, floor: float) -> float:
+    """The noise of the healthy bulk ``kept`` (log figures) around ``center``: see :func:`healthy_bulk`."""
+    lower, upper = kept[kept <= center], kept[kept >= center]
+    below = (center - float(np.median(lower))) / 0.6745 if len(lower) else floor
+    above = (float(np.median(upper)) - center) / 0.6745 if len(upper) else floor
+    # The lower half also holds slow tests that sit within the clip (a fault on a good share of a small
+    # fabric's tests), the upper half is squeezed where tests pile up against the line rate: neither
+    # quartile alone is the noise, so the lower one counts up to SKEW times the upper one.
+    quartiles = min(below, SKEW * above)
+    piled = float(np.quantile(kept, 0.75)) >= NEAR_LINE or (
+        len(kept) >= 6 and np.count_nonzero(kept >= kept.max() - PILE) >= max(3, PILED * len(kept)))
+    if piled or len(upper) < MIN_UPPER:
+        return quartiles
+    rise = upper - center
+    rms = float(np.sqrt(np.mean(rise ** 2)))
+    rise = rise[rise <= FAST_APART * rms]  # a misread log's figure far above the rest is not noise
+    # Never below half the quartiles' figure: a few tests at the top must not shrink the bulk to themselves.
+    return max(float(np.sqrt(np.mean(rise ** 2))), quartiles / 2)
 
 
 def _highest_dense(x: np.ndarray, h: float, need: int) -> float:

@@ -230,6 +230,22 @@ def test_a_gray_fault_on_a_third_of_a_small_fabrics_tests_does_not_widen_the_noi
     assert all(math.log(r) - center < -1.5 * spread for r in gray)
 
 
+def test_a_small_screenings_noise_is_read_from_the_tests_above_the_bulk_not_from_a_quartile():
+    # 18 tests of one shape (a 16-host screening at 0.85 of the line rate), 4 of them through a gray cable
+    # at 0.85x, 4.5% noise and the slower of two hosts' factors. A quartile of the lower half read the
+    # noise at 0.36x-1.68x of its true figure (10th-90th percentile: a healthy host's tests then look
+    # gray, or a gray cable hides); the upper half's root mean square reads it at 0.58x-1.36x.
+    rng = np.random.default_rng(7)
+    read = []
+    for _ in range(60):
+        healthy = math.log(0.85) + rng.normal(0.0, 0.045, 14) - np.abs(rng.normal(0.0, 0.015, 14))
+        gray = math.log(0.85 * 0.85) + rng.normal(0.0, 0.045, 4)
+        _, spread, _ = healthy_bulk(np.concatenate([healthy, gray]))
+        read.append(spread / 0.047)
+    assert np.percentile(read, 10) > 0.5
+    assert np.percentile(read, 90) < 1.5
+
+
 def _gray_sweep(seed: int):
     """Three rounds of 16 tests on a 16-host fabric at 0.85 and 4% noise; a leaf-spine cable at 0.85x
     under a quarter of them. Returns the fabric, the tests and the indices of those through the cable."""
@@ -250,8 +266,8 @@ def _gray_sweep(seed: int):
 
 
 def test_a_cable_whose_tests_sit_low_together_is_set_apart_before_the_noise_is_learned():
-    # A gray cable's tests sit inside the healthy bulk and widen it until they no longer stand out;
-    # judged again without them, they do, and no healthy test is judged slow for it.
+    # A gray cable's tests sit inside the healthy bulk and can pull its centre down until they no longer
+    # stand out; judged again without them they do, and no healthy test is judged slow for it.
     once_gray = twice_gray = once_healthy = twice_healthy = 0
     for seed in range(8):
         fabric, pairs, gray = _gray_sweep(seed)
@@ -263,7 +279,7 @@ def test_a_cable_whose_tests_sit_low_together_is_set_apart_before_the_noise_is_l
         twice_healthy += sum(j.slow for i, j in enumerate(twice.pairs) if i not in gray)
         assert set(gray) <= set_apart(pairs, [route_of(fabric, p.src, p.dst) for p in pairs], once.pairs) \
             or seed != 6  # the seed whose gray tests widened the noise most
-    assert twice_gray >= once_gray + 4
+    assert twice_gray >= 0.85 * 8 * 12  # 12 gray tests per seed
     assert twice_healthy <= once_healthy
 
 
@@ -305,20 +321,19 @@ def _in_round(pairs, first_round):
 
 def test_targeted_retests_are_judged_but_not_learned_from_when_the_screening_has_enough():
     fabric = fat_tree_2(8, 4, 4)
-    widened = caught = 0
+    caught = 0
     for seed in range(5):
         rng = np.random.default_rng(seed)
         screen = _in_round(_pairs(fabric, list(0.9 * np.exp(rng.normal(0, 0.04, 24)))), 0)
         # A re-test round chosen because its tests cross a gray suspect: most of them sit at 0.85x.
         retest = _in_round(_pairs(fabric, list(0.9 * 0.85 * np.exp(rng.normal(0, 0.04, 12)))
                                   + list(0.9 * np.exp(rng.normal(0, 0.04, 4)))), 100)
-        mixed = judge_observations(fabric, screen + retest, [])
         apart = judge_observations(fabric, screen + retest, [], learn_rounds=100)
         assert apart.pairs[0].baseline.tests <= len(screen)  # the re-tests were not learned from
         assert all(j.relative is not None for j in apart.pairs[24:])  # judged all the same
-        widened += mixed.pairs[0].baseline.spread > apart.pairs[0].baseline.spread * 1.1
-        caught += sum(j.slow for j in apart.pairs[24:36]) - sum(j.slow for j in mixed.pairs[24:36])
-    assert widened >= 2 and caught >= 5  # the suspects' own tests widened what noise looks like, and hid them
+        caught += sum(j.slow for j in apart.pairs[24:36])
+        assert sum(j.slow for j in apart.pairs[36:]) <= 1  # the healthy re-tests are not
+    assert caught >= 0.7 * 5 * 12  # the suspect's re-tests stand out against the screening's noise
 
 
 def test_retests_are_learned_from_where_the_screening_has_too_few_tests():
