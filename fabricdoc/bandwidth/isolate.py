@@ -499,12 +499,14 @@ def _with_good(test: GroupTest, state: _State, keep: tuple[PortRef, ...], size: 
 def _bisect_channels(test: GroupTest, state: _State, limit: int) -> Generator[list[GroupTest], list[GroupResult], None]:
     """Bisect the cable directions ``test`` overloaded with one-way probes: a ``fan`` from the ranks whose
     flows crossed one half of them to the ranks they sent to (the same load there, nothing flowing back);
-    the failing half is bisected again, down to one direction, which is then probed the other way (the
-    same flows reversed: a cable that carries them back is not the fault, the port they converge on is),
-    with its senders split (telling it from their own cables) and with its load moved to other known-good
-    hosts (telling it from the cables its flows crossed next). A probe that could not run (``error``: a runner without
-    one-way tests, such as nccl-tests binaries) is no evidence either way: the bisection stops there, and
-    so do the split and moved probes when the direction's own probe could not run."""
+    the failing half is bisected again, down to one direction (directions the same flows all cross are
+    probed one at a time with flows of their own: :func:`_into_port`, :func:`_alone`), which is then
+    probed the other way (the same flows reversed: a cable that carries them back is not the fault, the
+    port they converge on is), with its senders split (telling it from their own cables) and with its
+    load moved to other known-good hosts (telling it from the cables its flows crossed next). A probe that
+    could not run (``error``: a runner without one-way tests, such as nccl-tests binaries) is no evidence
+    either way: the bisection stops there, and so do the split and moved probes when the direction's own
+    probe could not run."""
     candidates = _overloaded(test, state, limit)
     ran: set[tuple[str, tuple[PortRef, ...]]] = set()
 
@@ -530,15 +532,31 @@ def _bisect_channels(test: GroupTest, state: _State, limit: int) -> Generator[li
         # destination, every flow into a host from beyond its leaf comes down one agg -> leaf direction): a
         # fan into the host port from senders that leave the others no busier than passing tests did.
         probe, into = _into_port(test, state, candidates)
+        if probe is not None and fresh(probe):
+            results = yield [probe]  # type: ignore[list-item]
+            if results[0].status == "error":
+                return
+            if state.judge.failed(results[0]):
+                candidates = [into]
+            elif len(into[1]) <= state.passing_load.get(into[0], 0):  # it carried the failing load: not the fault
+                candidates = [c for c in candidates if c is not into]
+    # Still several: each alone, with flows that cross it and none of the others (a chain's directions
+    # each carry flows of their own too: into other hosts behind them, or from other pods into them).
+    paths: dict[tuple[PortRef, PortRef], list[Channel]] = {}
+    for cand in list(candidates) if len(candidates) > 1 else ():
+        probe = _alone(test, state, cand, {c for c, _ in candidates if c != cand[0]}, paths)
         if probe is None or not fresh(probe):
-            return
+            continue
         results = yield [probe]  # type: ignore[list-item]
         if results[0].status == "error":
             return
         if state.judge.failed(results[0]):
-            candidates = [into]
-        elif len(into[1]) <= state.passing_load.get(into[0], 0):  # it carried the failing load: not the fault
-            candidates = [c for c in candidates if c is not into]
+            candidates = [cand]
+            break
+        if len(cand[1]) <= state.passing_load.get(cand[0], 0):  # it carried the failing load: not the fault
+            candidates = [c for c in candidates if c is not cand]
+        if len(candidates) == 1:
+            break
     if len(candidates) != 1:
         return
     chan, edges = candidates[0]
@@ -601,6 +619,51 @@ def _into_port(test: GroupTest, state: _State, candidates: list[tuple[Channel, l
     if len(senders) <= state.passing_load.get(chan, 0):
         return None, into  # no more than passed: it would say nothing
     return _fan(test, state, [(g, host) for g in senders], f"{channel_name(fabric, chan)} alone"), into
+
+
+def _alone(test: GroupTest, state: _State, cand: tuple[Channel, list[tuple[PortRef, PortRef]]], others: set[Channel],
+           paths: dict[tuple[PortRef, PortRef], list[Channel]]) -> GroupTest | None:
+    """A fan among known-good hosts that loads ``cand``'s direction beyond what passed (up to its failing
+    load), crosses none of ``others`` and puts no more flows through any switch than a passing round did
+    (a switch that collapses under load must not fail it): into the one receiver most such senders
+    reach, or from the one sender that reaches most such receivers. None when it cannot load the
+    direction beyond what passed."""
+    chan, edges = cand
+    fabric = state.fabric
+    good = sorted(state.good)
+
+    def route(s: PortRef, r: PortRef) -> list[Channel]:
+        got = paths.get((s, r))
+        if got is None:
+            try:
+                got = directed(fabric.path(s, r), s)
+            except TopologyError:
+                got = []
+            paths[(s, r)] = got
+        return got
+
+    ok = [(s, r) for s in good for r in good if s != r and chan in route(s, r) and not others.intersection(route(s, r))]
+    into: dict[PortRef, list[tuple[PortRef, PortRef]]] = {}
+    out_of: dict[PortRef, list[tuple[PortRef, PortRef]]] = {}
+    for s, r in ok:
+        into.setdefault(r, []).append((s, r))
+        out_of.setdefault(s, []).append((s, r))
+    best: list[tuple[PortRef, PortRef]] = []
+    for _, pairs in sorted(into.items()) + sorted(out_of.items()):
+        through: Counter[str] = Counter()
+        kept = []
+        for s, r in pairs:
+            if len(kept) >= len(edges):
+                break
+            adds = switch_load(fabric, [route(s, r)])
+            if all(through[sw] + n <= state.passing_switch[sw] for sw, n in adds.items()):
+                kept.append((s, r))
+                through.update(adds)
+        if len(kept) > len(best):
+            best = kept
+    if len(best) <= state.passing_load.get(chan, 0):
+        return None
+    return _fan(test, state, best, f"{channel_name(fabric, chan)} alone")
 
 
 def _reverse(test: GroupTest, state: _State, chan: Channel, edges: list[tuple[PortRef, PortRef]],

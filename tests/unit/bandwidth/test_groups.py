@@ -455,3 +455,18 @@ def test_an_incast_into_a_host_is_told_from_the_leaf_downlink_above_it_by_a_fan_
         ({leaf.node, host}, "incast_collapse", "error")]
     (probe,) = [g for g in obs.groups if g.label.startswith(f"one-way load of {leaf.node}[{leaf.port}] -> {host}[1] alone")]
     assert found.judged.group_failed(obs.groups.index(probe), probe)
+
+
+def test_a_core_downlink_in_a_hosts_chain_is_told_apart_by_a_fan_that_crosses_it_alone():
+    """3L k=6: a core -> aggregation direction collapses above 2 flows. The flows into the host isolation
+    confirmed go up to the core, down that direction, the aggregation -> edge direction and the host port:
+    the same flows, which no half of them can split. A fan through each of the others alone (flows that
+    cross none of the rest, and no switch harder than a passing round did) passes and clears it."""
+    fab = fat_tree_3(6)
+    bad = fab.link_at(PortRef("agg-p02-03", 5)).key
+    _, obs, found = _sweep(fab, [Fault("load_collapse", port=bad.a, flows=2)], seed=0, full_load=True)
+    assert [(f.fault, str(f.severity), _named(f, fab)) for f in _only_named(found)] == [("load_collapse", "error", bad)]
+    alone = [(g.label.split(" alone")[0].removeprefix("one-way load of "), found.judged.group_failed(j, g))
+             for j, g in enumerate(obs.groups) if " alone" in g.label]
+    assert sorted(alone) == [("agg-p01-03[5] -> core0008[1]", False), ("agg-p02-03[2] -> edge-p02-02[6]", False),
+                             ("edge-p02-02[3] -> node00015[1]", False)]
