@@ -305,7 +305,7 @@ def _bisect_switches(state: _State, run: Callable[[list[GroupTest]], list[GroupR
         failed = [t for t, r in zip(tests, results, strict=True) if state.judge.failed(r)]
         if failed and more():
             # Run once more what failed: a transient slowdown (a neighbour's burst) passes the second time.
-            again = run([GroupTest(t.members, t.test, t.phase, f"{t.label}, again") for t in failed])
+            again = run([_again(t, t.phase) for t in failed])
             failed = [t for t, r in zip(failed, again, strict=True) if state.judge.failed(r)]
         if failed:
             return  # each probe crossed no other suspect switch: a failing one names its own
@@ -367,9 +367,9 @@ def _chase(test: GroupTest, state: _State, probes: int) -> _Chase:
     return (yield from _rest_round(test, state)) or []
 
 
-def _again(test: GroupTest) -> GroupTest:
-    """``test`` run once more, as it was (a transient slowdown passes the second time)."""
-    return GroupTest(test.members, test.test, "split", f"{test.label}, again")
+def _again(test: GroupTest, phase: str = "split") -> GroupTest:
+    """``test`` run once more, as it was (a transient slowdown passes the second time), in ``phase``."""
+    return GroupTest(test.members, test.test, phase, f"{test.label}, again")
 
 
 def _narrow(test: GroupTest, halves: list[GroupTest],
