@@ -533,28 +533,21 @@ def _bisect_channels(test: GroupTest, state: _State, limit: int) -> Generator[li
         # fan into the host port from senders that leave the others no busier than passing tests did.
         probe, into = _into_port(test, state, candidates)
         if probe is not None and fresh(probe):
-            results = yield [probe]  # type: ignore[list-item]
-            if results[0].status == "error":
+            left = yield from _read_alone(probe, into, candidates, state)
+            if left is None:
                 return
-            if state.judge.failed(results[0]):
-                candidates = [into]
-            elif len(into[1]) <= state.passing_load.get(into[0], 0):  # it carried the failing load: not the fault
-                candidates = [c for c in candidates if c is not into]
+            candidates = left
     # Still several: each alone, with flows that cross it and none of the others (a chain's directions
     # each carry flows of their own too: into other hosts behind them, or from other pods into them).
-    paths: dict[tuple[PortRef, PortRef], list[Channel]] = {}
+    crossed = Crossings(state.fabric)
     for cand in list(candidates) if len(candidates) > 1 else ():
-        probe = _alone(test, state, cand, {c for c, _ in candidates if c != cand[0]}, paths)
+        probe = _alone(test, state, cand, {c for c, _ in candidates if c != cand[0]}, crossed)
         if probe is None or not fresh(probe):
             continue
-        results = yield [probe]  # type: ignore[list-item]
-        if results[0].status == "error":
+        left = yield from _read_alone(probe, cand, candidates, state)
+        if left is None:
             return
-        if state.judge.failed(results[0]):
-            candidates = [cand]
-            break
-        if len(cand[1]) <= state.passing_load.get(cand[0], 0):  # it carried the failing load: not the fault
-            candidates = [c for c in candidates if c is not cand]
+        candidates = left
         if len(candidates) == 1:
             break
     if len(candidates) != 1:
@@ -621,28 +614,33 @@ def _into_port(test: GroupTest, state: _State, candidates: list[tuple[Channel, l
     return _fan(test, state, [(g, host) for g in senders], f"{channel_name(fabric, chan)} alone"), into
 
 
+def _read_alone(probe: GroupTest, cand: tuple[Channel, list[tuple[PortRef, PortRef]]],
+                candidates: list[tuple[Channel, list[tuple[PortRef, PortRef]]]], state: _State
+                ) -> Generator[list[GroupTest], list[GroupResult], list[tuple[Channel, list[tuple[PortRef, PortRef]]]] | None]:
+    """Run ``probe``, which loads ``cand``'s direction and none of the other candidates: the candidates left
+    (``cand`` alone when it failed; all but ``cand`` when it passed carrying the failing load), or None
+    when it could not run."""
+    results = yield [probe]
+    if results[0].status == "error":
+        return None
+    if state.judge.failed(results[0]):
+        return [cand]
+    if len(cand[1]) <= state.passing_load.get(cand[0], 0):  # it carried the failing load: not the fault
+        return [c for c in candidates if c is not cand]
+    return candidates
+
+
 def _alone(test: GroupTest, state: _State, cand: tuple[Channel, list[tuple[PortRef, PortRef]]], others: set[Channel],
-           paths: dict[tuple[PortRef, PortRef], list[Channel]]) -> GroupTest | None:
+           crossed: Crossings) -> GroupTest | None:
     """A fan among known-good hosts that loads ``cand``'s direction beyond what passed (up to its failing
     load), crosses none of ``others`` and puts no more flows through any switch than a passing round did
     (a switch that collapses under load must not fail it): into the one receiver most such senders
     reach, or from the one sender that reaches most such receivers. None when it cannot load the
     direction beyond what passed."""
     chan, edges = cand
-    fabric = state.fabric
     good = sorted(state.good)
-
-    def route(s: PortRef, r: PortRef) -> list[Channel]:
-        got = paths.get((s, r))
-        if got is None:
-            try:
-                got = directed(fabric.path(s, r), s)
-            except TopologyError:
-                got = []
-            paths[(s, r)] = got
-        return got
-
-    ok = [(s, r) for s in good for r in good if s != r and chan in route(s, r) and not others.intersection(route(s, r))]
+    ok = [(s, r) for s in good for r in good
+          if s != r and chan in crossed(s, r)[1] and not others.intersection(crossed(s, r)[1])]
     into: dict[PortRef, list[tuple[PortRef, PortRef]]] = {}
     out_of: dict[PortRef, list[tuple[PortRef, PortRef]]] = {}
     for s, r in ok:
@@ -655,7 +653,7 @@ def _alone(test: GroupTest, state: _State, cand: tuple[Channel, list[tuple[PortR
         for s, r in pairs:
             if len(kept) >= len(edges):
                 break
-            adds = switch_load(fabric, [route(s, r)])
+            adds = crossed(s, r)[0]
             if all(through[sw] + n <= state.passing_switch[sw] for sw, n in adds.items()):
                 kept.append((s, r))
                 through.update(adds)
@@ -663,7 +661,7 @@ def _alone(test: GroupTest, state: _State, cand: tuple[Channel, list[tuple[PortR
             best = kept
     if len(best) <= state.passing_load.get(chan, 0):
         return None
-    return _fan(test, state, best, f"{channel_name(fabric, chan)} alone")
+    return _fan(test, state, best, f"{channel_name(state.fabric, chan)} alone")
 
 
 def _reverse(test: GroupTest, state: _State, chan: Channel, edges: list[tuple[PortRef, PortRef]],
