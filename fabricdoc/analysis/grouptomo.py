@@ -8,7 +8,8 @@ part can explain a failing group test when the test loaded it with more flows
 than any passing test ever did (or than the same hosts' same test did when it
 passed run again: the first failure was then a transient's). The fewest such
 parts that explain every failing group test are named (greedy set cover; one
-part alone before one of several explaining the same tests, a cable before a
+part already named (a cable's other direction) before a new one, one part alone
+before one of several explaining the same tests, a cable before a
 switch when both explain the same tests); parts that explain exactly the same
 tests are named as equally likely. A group test that could not run is no evidence; a
 failing group already crossing a cable other evidence blamed needs no new part. The fault
@@ -144,8 +145,10 @@ def from_groups(fabric: Fabric, obs: Observations, judged: TestJudgement,
     own: dict[Hashable, set[int]] = {}  # the failing tests each part explained when it was chosen
     left = set(failing)
     while left:
-        best = max(covers, key=lambda e: (len(covers[e] & left), -alike[frozenset(covers[e])], e[0] == "chan",
-                                          -passing.get(e, 0), str(e)), default=None)
+        # Among parts explaining as many tests, one already named (a cable's other direction) adds no part.
+        named = {_part(e) for e in chosen}
+        best = max(covers, key=lambda e: (len(covers[e] & left), _part(e) in named, -alike[frozenset(covers[e])],
+                                          e[0] == "chan", -passing.get(e, 0), str(e)), default=None)
         if best is None or not covers[best] & left:
             break
         chosen.append(best)
@@ -170,7 +173,7 @@ def from_groups(fabric: Fabric, obs: Observations, judged: TestJudgement,
         # Load-only only when some test crossed it at a lower load and passed; a part that no passing
         # test crossed was slow under every load seen, which says nothing about load.
         fault = LOAD_FAULT if ev.passing_flows > 0 else SLOW_FAULT
-        if fault == LOAD_FAULT and _one_way(e, passing, ev.failing_flows):
+        if fault == LOAD_FAULT and _one_way(e, passing, ev.failing_flows) and not _both_ways(e, chosen):
             fault = INCAST_FAULT
         elif fault == LOAD_FAULT and _throttles(e, tests, covers[e]):
             fault = THROTTLE_FAULT
@@ -206,6 +209,15 @@ def _one_way(e: Hashable, passing: Counter[Hashable], flows: int) -> bool:
     key, d = e[1]  # type: ignore[index]
     back = ("chan", (key, 1 - d))
     return passing.get(back, 0) >= flows
+
+
+def _both_ways(e: Hashable, chosen: list[Hashable]) -> bool:
+    """A cable direction whose other direction explains failing tests of its own: the cable fails both
+    ways, not traffic converging on one port."""
+    if e[0] != "chan":  # type: ignore[index]
+        return False
+    key, d = e[1]  # type: ignore[index]
+    return ("chan", (key, 1 - d)) in chosen
 
 
 def _throttles(e: Hashable, tests: list[_Test], covers: set[int]) -> bool:

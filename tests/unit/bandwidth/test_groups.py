@@ -470,3 +470,16 @@ def test_a_core_downlink_in_a_hosts_chain_is_told_apart_by_a_fan_that_crosses_it
              for j, g in enumerate(obs.groups) if " alone" in g.label]
     assert sorted(alone) == [("agg-p01-03[5] -> core0008[1]", False), ("agg-p02-03[2] -> edge-p02-02[6]", False),
                              ("edge-p02-02[3] -> node00015[1]", False)]
+
+
+@pytest.mark.parametrize(("port", "seed"), [(PortRef("leaf06", 8), 2), (PortRef("leaf06", 7), 3)])
+def test_a_cable_that_collapses_both_ways_is_named_once_as_a_load_collapse(port, seed):
+    """Seven leaves, four spines, a leaf uplink that collapses above 2 flows each way. Its direction down
+    explains most failing tests and its direction up the rest, which another cable explains as well: that
+    one could be named as a second fault (at warning before, at error once passing switch probes cleared
+    the spines), and the cable named both ways read as an incast (seed 2). A part already named explains
+    them with no new part, and a cable named both ways is not an incast."""
+    fab = fat_tree_2(leaves=7, spines=4, hosts_per_leaf=4)
+    bad = fab.link_at(port).key
+    _, _, found = _sweep(fab, [Fault("load_collapse", port=port, flows=2)], seed=seed, full_load=True)
+    assert [(_named(f, fab), f.fault, str(f.severity)) for f in _only_named(found)] == [(bad, "load_collapse", "error")]
