@@ -19,7 +19,9 @@ to other hosts. When no probe pointed at a cable or a host, the switches the
 failing groups loaded beyond what passed are probed, as many in a round as the
 hosts allow, each with its own one-way fan that makes an egress of it the
 bottleneck (:mod:`fabricdoc.bandwidth.switch_probes`), every other suspect
-switch no harder than a passing test loaded it. Localization (:mod:`fabricdoc.analysis.grouptomo`) names the part
+switch no harder than a passing test loaded it; a failing one-way probe that crossed a suspect
+switch points at it as much as at its cables, so the suspect switches it crossed are probed too, by
+other cables. Localization (:mod:`fabricdoc.analysis.grouptomo`) names the part
 from all the groups' routed paths and the pair tests together.
 
 All failing groups are chased at once: every round runs the next step of each,
@@ -254,9 +256,36 @@ def isolate(
     # load together showed the fault, as a switch that collapses under many flows does.
     pointed = [g for g in out.failing if not passed_again(g)
                and ((g.phase == "cross" and fan_senders(g.test)) or (g.phase == "confirm" and len(g.members) == 2))]
+    # A one-way load that failed through a suspect switch points at its cable as much as at the switch (a
+    # throttling spine slows the egress the fan converged on): the switch is probed too, by other cables.
+    suspects = _suspect_switches(state)
+    at_switch = [g for g in pointed if g.phase == "cross" and _loads(state.fabric, g)[1].keys() & suspects]
     if chase and out.failing and (not pointed or sum(1 for g in out.failing if g.phase in CHASED) <= TRANSIENTS):
         _bisect_switches(state, run, lambda: out.rounds < max_rounds)
+    elif chase and at_switch and len(at_switch) == len(pointed):
+        # The suspect switches those loads crossed, each by cables other than the ones they point at; when
+        # they are cleared and failing tests those cables do not explain remain, every suspect switch.
+        over = {c for g in at_switch for c, n in _loads(state.fabric, g)[0].items() if n > state.passing_load[c]}
+        crossed = {sw for g in at_switch for sw in _loads(state.fabric, g)[1]} & suspects
+        if (_bisect_switches(state, run, lambda: out.rounds < max_rounds, {c[0] for c in over}, crossed)
+                and any(not passed_again(g) and not _loads(state.fabric, g)[0].keys() & over for g in out.failing)):
+            _bisect_switches(state, run, lambda: out.rounds < max_rounds)
     return out
+
+
+def _suspect_switches(state: _State) -> set[str]:
+    """Switches above the leaves a failing round loaded beyond what any passing round did."""
+    levels = state.fabric.levels()
+    return {sw for sw in state.failing_loads if state.failing_switch(sw) > state.passing_switch[sw] and levels[sw] > 1}
+
+
+def _loads(fabric: Fabric, result: GroupResult) -> tuple[Counter[Channel], Counter[str]]:
+    """The flows ``result``'s test put on each cable direction and through each switch."""
+    try:
+        flows = group_flows(fabric, result.members, result.test)
+    except TopologyError:
+        return Counter(), Counter()
+    return channel_load(flows), switch_load(fabric, flows)
 
 
 CHASED = ("split", "confirm", "cross", "switch")  # phases of isolation's own probes
@@ -264,7 +293,8 @@ TRANSIENTS = 1  # failing probes one isolation may see from transient slowdowns 
 
 
 def _bisect_switches(state: _State, run: Callable[[list[GroupTest]], list[GroupResult]],
-                     more: Callable[[], bool]) -> None:
+                     more: Callable[[], bool], avoid: Collection[LinkKey] = (),
+                     among: Collection[str] | None = None) -> bool:
     """Failing groups no probe of theirs explained: only a load together showed the fault, and the part
     all of them loaded beyond what passed may be a switch (a buffer that collapses under full bisection)
     when several are equally likely. Each round probes as many of them as the hosts allow (all, else
@@ -272,10 +302,12 @@ def _bisect_switches(state: _State, run: Callable[[list[GroupTest]], list[GroupR
     loads it beyond what passed with an egress its bottleneck, and every other candidate no harder than a
     passing test did. A switch whose probe passes is cleared; a failing probe runs once more (a
     transient slowdown passes the second time), and one that fails again is left to localization with
-    the cables it crossed (:mod:`fabricdoc.analysis.grouptomo` weighs them)."""
-    levels = state.fabric.levels()  # above the leaves: where a round's flows from many leaves meet
-    cands = sorted(sw for sw in state.failing_loads
-                   if state.failing_switch(sw) > state.passing_switch[sw] and levels[sw] > 1)
+    the cables it crossed (:mod:`fabricdoc.analysis.grouptomo` weighs them). Only switches of ``among`` are
+    probed when it is given, and no probe crosses a cable of ``avoid`` (those a failing one-way load
+    already points at). Returns whether every candidate was probed and cleared."""
+    suspects = sorted(_suspect_switches(state))  # above the leaves: where a round's flows from many leaves meet
+    cands = [c for c in suspects if among is None or c in among]
+    cleared: set[str] = set()
     crossed = Crossings(state.fabric)
 
     def unexplained(sw: str) -> int:
@@ -285,9 +317,12 @@ def _bisect_switches(state: _State, run: Callable[[list[GroupTest]], list[GroupR
     def probes(load: list[str]) -> list[GroupTest] | None:
         return switch_probes(state.fabric, state.good, load, crossed, floor=state.passing_switch,
                              want={sw: max(state.failing_switch(sw), state.passing_switch[sw] + 1) for sw in load},
-                             limit={c: state.passing_switch[c] for c in cands if c not in load})
+                             limit={c: state.passing_switch[c] for c in suspects if c not in load and c not in cleared},
+                             avoid=avoid)
 
-    while len(cands) > 1 and more():
+    # A last candidate is left to localization (the others cleared, it alone explains the failures), unless
+    # a failing one-way load points at its cables as much as at it.
+    while len(cands) > (0 if among is not None else 1) and more():
         order = sorted(cands, key=lambda sw: (-unexplained(sw), sw))
         batch, tests = order, probes(order)
         while tests is None and len(batch) > 1:
@@ -298,18 +333,20 @@ def _bisect_switches(state: _State, run: Callable[[list[GroupTest]], list[GroupR
             if tests is not None:
                 break
         if tests is None:
-            return
+            return False
         results = run(tests)
         if any(r.status not in ("ok", "hung") for r in results):
-            return  # could not test: no evidence either way
+            return False  # could not test: no evidence either way
         failed = [t for t, r in zip(tests, results, strict=True) if state.judge.failed(r)]
         if failed and more():
             # Run once more what failed: a transient slowdown (a neighbour's burst) passes the second time.
             again = run([_again(t, t.phase) for t in failed])
             failed = [t for t, r in zip(failed, again, strict=True) if state.judge.failed(r)]
         if failed:
-            return  # each probe crossed no other suspect switch: a failing one names its own
+            return False  # each probe crossed no other suspect switch: a failing one names its own
+        cleared.update(batch)
         cands = [c for c in cands if c not in batch and state.failing_switch(c) > state.passing_switch[c]]
+    return not cands
 
 
 def _crosses(fabric: Fabric, test: GroupTest, links: set[LinkKey]) -> bool:

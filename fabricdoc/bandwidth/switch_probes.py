@@ -22,7 +22,7 @@ from fabricdoc.bandwidth.groups import GroupTest
 from fabricdoc.errors import TopologyError
 from fabricdoc.model.groups import fan, group_flows, shown_full, shown_switches, switch_load
 from fabricdoc.model.paths import Channel, channel_ends, directed
-from fabricdoc.model.records import PortRef
+from fabricdoc.model.records import LinkKey, PortRef
 from fabricdoc.model.topology import Fabric
 
 
@@ -68,12 +68,14 @@ class Crossings:
 
 
 def switch_probes(fabric: Fabric, hosts: Collection[PortRef], load: Sequence[str], crossed: Crossings, *,
-                  floor: Mapping[str, int], want: Mapping[str, int], limit: Mapping[str, int]) -> list[GroupTest] | None:
+                  floor: Mapping[str, int], want: Mapping[str, int], limit: Mapping[str, int],
+                  avoid: Collection[LinkKey] = ()) -> list[GroupTest] | None:
     """One probe per switch of ``load``, on hosts of ``hosts`` no two share, to run in one round: each puts
     more than ``floor[sw]`` flows through its switch (up to ``want[sw]``), with an egress of it the
     probe's bottleneck (:func:`fabricdoc.model.groups.shown_switches`). No probe crosses another switch
-    of ``load``, nor puts more than ``limit[c]`` flows (all probes together) through a switch in
-    ``limit``. None when a switch gets no such probe."""
+    of ``load``, nor a cable of ``avoid`` (one a failing probe already points at: a switch probe through
+    it would fail for the cable), nor puts more than ``limit[c]`` flows (all probes together) through a
+    switch in ``limit``. None when a switch gets no such probe."""
     taken: set[PortRef] = set()
     loaded: Counter[str] = Counter()
     probes = []
@@ -82,7 +84,7 @@ def switch_probes(fabric: Fabric, hosts: Collection[PortRef], load: Sequence[str
         cap = {c: n - loaded[c] for c, n in limit.items()}
         cap.update({o: 0 for o in load if o != sw})
         made = _probe(fabric, [h for h in sorted(hosts) if h not in taken], sw, crossed,
-                      floor[sw], want[sw], cap, room)
+                      floor[sw], want[sw], cap, room, frozenset(avoid))
         if made is None:
             return None
         probe, through = made
@@ -97,11 +99,13 @@ def switch_probes(fabric: Fabric, hosts: Collection[PortRef], load: Sequence[str
 
 
 def _probe(fabric: Fabric, hosts: list[PortRef], sw: str, crossed: Crossings, floor: int, want: int,
-           limit: Mapping[str, int], room: int) -> tuple[GroupTest, Counter[str]] | None:
+           limit: Mapping[str, int], room: int, avoid: frozenset[LinkKey]) -> tuple[GroupTest, Counter[str]] | None:
     """The fan of at most ``room`` hosts through ``sw`` with the most flows through it (up to ``want``,
-    more than ``floor``) and, among those, the fewest on its busiest cable direction; with the switches
-    it loads."""
+    more than ``floor``) and, among those, the fewest on its busiest cable direction, crossing no cable of
+    ``avoid``; with the switches it loads."""
     pairs = crossed.through(sw, hosts)
+    if avoid:
+        pairs = {p: io for p, io in pairs.items() if not any(c[0] in avoid for c in crossed(*p)[1])}
     reach: dict[PortRef, set[PortRef]] = {}  # receiver -> senders whose route to it crosses sw
     port_of: dict[PortRef, Channel] = {}  # receiver -> the egress direction toward it
     for (s, r), (_, out) in pairs.items():

@@ -24,6 +24,7 @@ from fabricdoc.fabric.faults import Fault
 from fabricdoc.fabric.generators import fat_tree_2, fat_tree_3
 from fabricdoc.impact.busbw import ImpactModel
 from fabricdoc.model.evidence import GroupLoadEvidence
+from fabricdoc.model.groups import fan_senders
 from fabricdoc.model.records import LinkKey, Observations, PortRef
 from fabricdoc.report.report import Report
 from fabricdoc.report.validation import validate_report
@@ -470,6 +471,27 @@ def test_a_core_downlink_in_a_hosts_chain_is_told_apart_by_a_fan_that_crosses_it
              for j, g in enumerate(obs.groups) if " alone" in g.label]
     assert sorted(alone) == [("agg-p01-03[5] -> core0008[1]", False), ("agg-p02-03[2] -> edge-p02-02[6]", False),
                              ("edge-p02-02[3] -> node00015[1]", False)]
+
+
+@pytest.mark.parametrize(("kind", "switch", "seed"), [
+    ("switch_throttle", "spine01", 1), ("switch_throttle", "spine03", 4), ("switch_collapse", "spine03", 4)])
+def test_a_spine_a_failing_fan_points_through_is_probed_by_other_cables_and_named(kind, switch, seed):
+    """Seven leaves, four spines. Isolation narrows the failing groups to one host and fans into its port from
+    hosts beyond its leaf: routed by destination, every such flow comes down one spine, whose egress to the
+    host's leaf is as much the fan's bottleneck as the host port. Before, that failing fan counted as
+    pointing at a cable, no switch was probed, and nothing was named. The spines it crossed, then every
+    suspect spine, are probed by cables other than the ones it points at; the faulty one fails twice."""
+    fab = fat_tree_2(leaves=7, spines=4, hosts_per_leaf=4)
+    flows = len(fab.node_links(switch))
+    _, obs, found = _sweep(fab, [Fault(kind, switch=switch, flows=flows if kind == "switch_throttle" else 2 * flows)],
+                           seed=seed, full_load=True)
+    assert [(f.node_ids, str(f.severity)) for f in _only_named(found)] == [([switch], "error")]
+    pointing = [g for j, g in enumerate(obs.groups) if g.phase == "cross" and fan_senders(g.test)
+                and found.judged.group_failed(j, g)]
+    probes = [(g, found.judged.group_failed(j, g)) for j, g in enumerate(obs.groups) if g.phase == "switch"]
+    assert pointing and [f for g, f in probes if g.label.endswith(fab.label(switch))] == [True]
+    assert [f for g, f in probes if g.label.endswith(f"{fab.label(switch)}, again")] == [True]
+    assert not any(f for g, f in probes if fab.label(switch) not in g.label)
 
 
 @pytest.mark.parametrize(("port", "seed"), [(PortRef("leaf06", 8), 2), (PortRef("leaf06", 7), 3)])

@@ -10,6 +10,7 @@ from fabricdoc.fabric.faults import Fault
 from fabricdoc.fabric.generators import fat_tree_2, fat_tree_3
 from fabricdoc.model.groups import channel_load, group_flows, switch_load
 from fabricdoc.model.paths import channel_ends
+from fabricdoc.model.records import PortRef
 from fabricdoc.sources.sim.simulator import Simulator
 
 
@@ -69,3 +70,19 @@ def test_a_probe_keeps_other_switches_within_their_limits_or_there_is_none():
                          limit=cores) is None
     assert switch_probes(fabric, fabric.host_ports(), [agg], crossed, floor=Counter({agg: 8}), want={agg: 48},
                          limit={}) is not None
+
+
+def test_a_probe_crosses_no_cable_it_is_told_to_avoid_and_still_shows_its_switch():
+    """Seven leaves, four spines: a failing fan already points at one spine's cable to a leaf. The probe
+    through that spine leaves the cable out (a probe through it would fail for the cable) and still slows
+    when the spine throttles."""
+    fabric = fat_tree_2(leaves=7, spines=4, hosts_per_leaf=4)
+    cable = fabric.link_at(fabric.peer(PortRef("leaf06", 5))).key
+    (probe,) = switch_probes(fabric, fabric.host_ports(), ["spine01"], Crossings(fabric), floor=Counter({"spine01": 12}),
+                             want={"spine01": 24}, limit={}, avoid={cable})
+    flows = group_flows(fabric, probe.members, probe.test)
+    assert switch_load(fabric, flows)["spine01"] > 12
+    assert not any(c[0] == cable for c in channel_load(flows))
+    healthy = _busbw(fabric, [], probe)
+    throttled = _busbw(fabric, [Fault("switch_throttle", switch="spine01", flows=7)], probe)
+    assert throttled < 0.7 * healthy
