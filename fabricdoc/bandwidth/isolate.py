@@ -87,6 +87,7 @@ class _State:
         self.sibling: dict[GroupTest, GroupTest] = {}  # each confirmation of a failing pair -> the other's
         self.whole: set[GroupTest] = set()  # failing halves narrowed once already: split into both halves now
         self.skipped: dict[GroupTest, tuple[PortRef, ...]] = {}  # halves narrowing did not run, by the chase's group
+        self.parent: dict[GroupTest, tuple[GroupTest, tuple[PortRef, ...], tuple[PortRef, ...]]] = {}  # failing pair -> the group it was split from, and that group's halves
 
     def failing_switch(self, sw: str) -> int:
         """Most flows through ``sw`` in a round a test failed."""
@@ -364,10 +365,16 @@ def _chase(test: GroupTest, state: _State, probes: int) -> _Chase:
     fabric, slow = state.fabric, state.judge
     if len(test.members) <= 2:
         found = yield from _confirm_rest(test, state)
-        if found is None and test in state.few_failed:
-            # Each host passes with a known-good one: where most of its round passed, run the pair once
-            # more (a transient slowdown passes the second time, and is then not left unexplained).
-            yield [_again(test)]
+        if found is None and (test in state.few_failed or test in state.parent):
+            # Each host passes with a known-good one: where most of its round passed, or where it is the
+            # failing half of a group, run the pair once more (a transient slowdown passes the second time,
+            # and is then not left unexplained).
+            results = yield [_again(test)]
+            if test in state.parent and not slow.failed(results[0]):
+                # A transient: the group it came from failed with both halves passing, as a fault only that
+                # group's load together shows does.
+                parent, a, b = state.parent.pop(test)
+                return (yield from _whole_failed(parent, state, a, b, probes))
         return found or []
     a, b = split(fabric, test)
     halves = [_half(h, i, test, state) for i, h in enumerate((a, b), 1)]
@@ -387,15 +394,23 @@ def _chase(test: GroupTest, state: _State, probes: int) -> _Chase:
         bad = [h for h in bad if len(h.members) > 2 or h.phase != "confirm"]
         if bad:
             _hand_on(test, bad[0], (), state)
+            if len(bad) == 1 and len(bad[0].members) == 2:
+                state.parent[bad[0]] = (test, a, b)
             return bad
         if any(slow.failed(r) for r in results):
             return (yield from _rest_round(test, state)) or []
-    # Both halves pass and the whole failed. Where most of its round passed, run the whole once more
-    # first: a transient slowdown (a neighbour's checkpoint) passes the second time, a fault its own load
-    # shows does not. (Where most of the round failed, the round's load together may be the cause.)
+    return (yield from _whole_failed(test, state, a, b, probes))
+
+
+def _whole_failed(test: GroupTest, state: _State, a: tuple[PortRef, ...], b: tuple[PortRef, ...],
+                  probes: int) -> Generator[list[GroupTest], list[GroupResult], list[GroupTest]]:
+    """``test`` failed and its halves ``a`` and ``b`` passed: a fault only its load together shows."""
+    # Where most of its round passed, run the whole once more first: a transient slowdown (a neighbour's
+    # checkpoint) passes the second time, a fault its own load shows does not. (Where most of the round
+    # failed, the round's load together may be the cause.)
     if test in state.few_failed:
         results = yield [_again(test)]
-        if not slow.failed(results[0]):
+        if not state.judge.failed(results[0]):
             return (yield from _rest_round(test, state)) or []
     last = yield from _substitute(test, state)
     if last is None:
