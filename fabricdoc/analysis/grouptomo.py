@@ -16,7 +16,9 @@ failing group already crossing a cable other evidence blamed needs no new part. 
 is ``load_collapse`` only when a test crossed the part at a lower load and passed; when
 none did (a job's communicators alone, say) it is ``degraded_bandwidth``. A switch whose
 failing tests slow with the load they put through it (each flow gets its share of a fixed
-rate) throttles (``switch_throttle``); a collapse drops to one figure whatever the load.
+rate) throttles (``switch_throttle``); a collapse drops to one figure whatever the load. A throttling
+switch also explains the failing tests it slowed to its share, below the load a passing test held back
+elsewhere put through it.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ THROTTLE_FAULT = "switch_throttle"  # a switch that forwards a fixed rate: the m
 # (log figure over log flows; a share of a fixed rate falls as -1, a collapse stays level at 0) ...
 THROTTLE_SLOPE = -0.5
 THROTTLE_SPAN = 1.25  # ... over loads at least this far apart (closer ones cannot tell the two apart)
+THROTTLE_MARGIN = 0.2  # a test slower than a throttle's share L/T by more than this is not the throttle's alone
 MANY_ALIKE = 4  # this many parts equally likely: isolation did not narrow it down, nothing is named
 
 
@@ -152,6 +155,7 @@ def from_groups(fabric: Fabric, obs: Observations, judged: TestJudgement,
         if best is None or not covers[best] & left:
             break
         chosen.append(best)
+        covers[best] |= _throttled(best, tests, covers[best], left)
         own[best] = covers[best] & left
         left -= covers[best]
     switches = []
@@ -233,6 +237,19 @@ def _throttles(e: Hashable, tests: list[_Test], covers: set[int]) -> bool:
         return False
     slope = float(np.polyfit(flows, np.log([r for _, r in seen]), 1)[0])
     return slope <= THROTTLE_SLOPE
+
+
+def _throttled(e: Hashable, tests: list[_Test], covers: set[int], left: set[int]) -> set[int]:
+    """Failing tests a throttling switch ``e`` explains beyond those that loaded it past what passed: one
+    that forwards L flows' worth slows a test putting T > L flows through it to L/T, where its egress is
+    the test's bottleneck, and a passing test that loaded it as hard may have been held back elsewhere.
+    L is read from its failing tests (relative figure times flows); a test of ``left`` that crossed it
+    with more flows, no slower than L/T (less :data:`THROTTLE_MARGIN`), is its too."""
+    if not _throttles(e, tests, covers):
+        return set()
+    limit = float(np.median([tests[i].load[e] * tests[i].relative for i in covers if tests[i].relative]))
+    return {i for i in left if tests[i].relative and tests[i].load.get(e, 0) > limit
+            and tests[i].relative >= (1 - THROTTLE_MARGIN) * limit / tests[i].load[e]}
 
 
 def _part(e: Hashable) -> Hashable:
