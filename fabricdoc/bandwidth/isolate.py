@@ -21,7 +21,8 @@ hosts allow, each with its own one-way fan that makes an egress of it the
 bottleneck (:mod:`fabricdoc.bandwidth.switch_probes`), every other suspect
 switch no harder than a passing test loaded it; a failing one-way probe that crossed a suspect
 switch points at it as much as at its cables, so the suspect switches it crossed are probed too, by
-other cables. Localization (:mod:`fabricdoc.analysis.grouptomo`) names the part
+other cables. The switches are probed as soon as one chase ends with its probes failing and none
+pointing at a part (the other chases may use up the rounds). Localization (:mod:`fabricdoc.analysis.grouptomo`) names the part
 from all the groups' routed paths and the pair tests together.
 
 All failing groups are chased at once: every round runs the next step of each,
@@ -199,6 +200,8 @@ def isolate(
             state.saw(tests, results)
     chases: list[_Chase] = []
     wants: dict[int, list[GroupTest]] = {}
+    ran: dict[int, list[tuple[GroupTest, GroupResult]]] = {}  # each chase's probes and their results
+    switches_probed = False
 
     def start(tests: list[GroupTest]) -> None:
         for t in tests:
@@ -228,15 +231,23 @@ def isolate(
             if not nodes & used:
                 used |= nodes
                 batch.append((chase, step))
+        nonlocal switches_probed
         results = run([t for _, step in batch for t in step])
         at = 0
         for chase, step in batch:
             mine, at = results[at:at + len(step)], at + len(step)
+            ran.setdefault(id(chase), []).extend(zip(step, mine, strict=True))
             try:
                 wants[id(chase)] = chase.send(mine)
             except StopIteration as stop:
                 chases.remove(chase)
                 del wants[id(chase)]
+                mine_all = ran.pop(id(chase), [])
+                if not stop.value and not switches_probed and _together(mine_all, judge):
+                    # This chase's probes failed and none pointed at a part: a load together (a switch)
+                    # showed it. Probe the switches now, before the other chases spend the rounds left.
+                    switches_probed = True
+                    _bisect_switches(state, run, lambda: out.rounds < max_rounds)
                 start(stop.value or [])
 
     if chase:
@@ -262,7 +273,8 @@ def isolate(
     suspects = _suspect_switches(state)
     at_switch = [g for g in pointed if g.phase == "cross" and _loads(state.fabric, g)[1].keys() & suspects]
     if chase and out.failing and (not pointed or sum(1 for g in out.failing if g.phase in CHASED) <= TRANSIENTS):
-        _bisect_switches(state, run, lambda: out.rounds < max_rounds)
+        if not switches_probed:
+            _bisect_switches(state, run, lambda: out.rounds < max_rounds)
     elif chase and at_switch and len(at_switch) == len(pointed):
         # The suspect switches those loads crossed, each by cables other than the ones they point at; when
         # they are cleared and failing tests those cables do not explain remain, every suspect switch.
@@ -272,6 +284,19 @@ def isolate(
                 and any(not passed_again(g) and not _loads(state.fabric, g)[0].keys() & over for g in out.failing)):
             _bisect_switches(state, run, lambda: out.rounds < max_rounds)
     return out
+
+
+def _together(probes: list[tuple[GroupTest, GroupResult]], judge: GroupJudge) -> bool:
+    """Whether more of a chase's own probes failed than transient slowdowns explain, and none of them
+    pointed at a part (a one-way load or a host with a known-good one that failed and did not pass when
+    run again)."""
+    def passed(t: GroupTest) -> bool:
+        return any(o.members == t.members and o.test == t.test and r.status == "ok" and not judge.failed(r)
+                   for o, r in probes)
+
+    failed = [t for t, r in probes if r.status in ("ok", "hung") and judge.failed(r) and not passed(t)]
+    return len(failed) > TRANSIENTS and not any((t.phase == "cross" and fan_senders(t.test)) or
+                                    (t.phase == "confirm" and len(t.members) == 2) for t in failed)
 
 
 def _suspect_switches(state: _State) -> set[str]:

@@ -533,3 +533,17 @@ def test_a_throttled_spine_explains_the_failing_tests_it_slowed_to_its_share_bel
     _, _, found = _sweep(fab, [Fault("switch_throttle", switch="spine04", flows=8)], seed=seed, full_load=True)
     assert [(f.kind, f.node_ids, f.fault, str(f.severity)) for f in _only_named(found)] == [
         ("switch", ["spine04"], "switch_throttle", "error")]
+
+
+def test_switches_are_probed_as_soon_as_one_chase_ends_with_only_a_load_together_to_show():
+    """3L k=6, an aggregation switch that forwards 6 flows' worth. Three leaf pairs fail; each chase keeps
+    half its hosts with known-good ones (every step fails: the switch, not a host) and its fans all pass.
+    Before, the switch probes waited for every chase to end; the chases used the 32 rounds, the probes
+    never ran, and a sibling switch was named. The first chase that ends with its probes failing and
+    none pointing at a part has the switches probed at once."""
+    fab = fat_tree_3(6)
+    _, obs, found = _sweep(fab, [Fault("switch_throttle", switch="agg-p01-01", flows=6)], seed=1, full_load=True)
+    assert [(f.kind, f.node_ids, f.fault, str(f.severity)) for f in _only_named(found)] == [
+        ("switch", ["agg-p01-01"], "switch_throttle", "error")]
+    first_switch = min(g.round for g in obs.groups if g.phase == "switch")
+    assert any(g.round > first_switch for g in obs.groups if g.phase in ("confirm", "cross"))  # chases went on
