@@ -22,7 +22,8 @@ bottleneck (:mod:`fabricdoc.bandwidth.switch_probes`), every other suspect
 switch no harder than a passing test loaded it; a failing one-way probe that crossed a suspect
 switch points at it as much as at its cables, so the suspect switches it crossed are probed too, by
 other cables. The switches are probed as soon as one chase ends with its probes failing and none
-pointing at a part (the other chases may use up the rounds). Localization (:mod:`fabricdoc.analysis.grouptomo`) names the part
+pointing at a part (the other chases may use up the rounds); a switch whose own probe then fails
+twice explains the groups through it, and their chases end. Localization (:mod:`fabricdoc.analysis.grouptomo`) names the part
 from all the groups' routed paths and the pair tests together.
 
 All failing groups are chased at once: every round runs the next step of each,
@@ -88,6 +89,7 @@ class _State:
         self.sibling: dict[GroupTest, GroupTest] = {}  # each confirmation of a failing pair -> the other's
         self.whole: set[GroupTest] = set()  # failing halves narrowed once already: split into both halves now
         self.skipped: dict[GroupTest, tuple[PortRef, ...]] = {}  # halves narrowing did not run, by the chase's group
+        self.named: set[str] = set()  # switches whose own probe failed twice
         self.parent: dict[GroupTest, tuple[GroupTest, tuple[PortRef, ...], tuple[PortRef, ...]]] = {}  # failing pair -> the group it was split from, and that group's halves
 
     def failing_switch(self, sw: str) -> int:
@@ -203,12 +205,15 @@ def isolate(
     ran: dict[int, list[tuple[GroupTest, GroupResult]]] = {}  # each chase's probes and their results
     switches_probed = False
 
+    roots: dict[int, GroupTest] = {}  # each chase's failing group
+
     def start(tests: list[GroupTest]) -> None:
         for t in tests:
             chase = _chase(t, state, probes)
             try:
                 wants[id(chase)] = next(chase)
                 chases.append(chase)
+                roots[id(chase)] = t
             except StopIteration as stop:
                 start(stop.value or [])
 
@@ -237,6 +242,8 @@ def isolate(
         for chase, step in batch:
             mine, at = results[at:at + len(step)], at + len(step)
             ran.setdefault(id(chase), []).extend(zip(step, mine, strict=True))
+            if chase not in chases:
+                continue  # ended this round: a switch named since explains its group
             try:
                 wants[id(chase)] = chase.send(mine)
             except StopIteration as stop:
@@ -248,6 +255,10 @@ def isolate(
                     # showed it. Probe the switches now, before the other chases spend the rounds left.
                     switches_probed = True
                     _bisect_switches(state, run, lambda: out.rounds < max_rounds)
+                    # A switch that failed its own probe explains the groups through it: their chases end.
+                    for other in [c for c in chases if _loads(fabric, roots[id(c)])[1].keys() & state.named]:
+                        chases.remove(other)
+                        del wants[id(other)]
                 start(stop.value or [])
 
     if chase:
@@ -305,7 +316,7 @@ def _suspect_switches(state: _State) -> set[str]:
     return {sw for sw in state.failing_loads if state.failing_switch(sw) > state.passing_switch[sw] and levels[sw] > 1}
 
 
-def _loads(fabric: Fabric, result: GroupResult) -> tuple[Counter[Channel], Counter[str]]:
+def _loads(fabric: Fabric, result: GroupTest | GroupResult) -> tuple[Counter[Channel], Counter[str]]:
     """The flows ``result``'s test put on each cable direction and through each switch."""
     try:
         flows = group_flows(fabric, result.members, result.test)
@@ -369,7 +380,9 @@ def _bisect_switches(state: _State, run: Callable[[list[GroupTest]], list[GroupR
             again = run([_again(t, t.phase) for t in failed])
             failed = [t for t, r in zip(failed, again, strict=True) if state.judge.failed(r)]
         if failed:
-            return False  # each probe crossed no other suspect switch: a failing one names its own
+            # Each probe crossed no other suspect switch: a failing one names its own.
+            state.named.update(sw for sw, t in zip(batch, tests, strict=True) if t in failed)
+            return False
         cleared.update(batch)
         cands = [c for c in cands if c not in batch and state.failing_switch(c) > state.passing_switch[c]]
     return not cands

@@ -540,10 +540,27 @@ def test_switches_are_probed_as_soon_as_one_chase_ends_with_only_a_load_together
     half its hosts with known-good ones (every step fails: the switch, not a host) and its fans all pass.
     Before, the switch probes waited for every chase to end; the chases used the 32 rounds, the probes
     never ran, and a sibling switch was named. The first chase that ends with its probes failing and
-    none pointing at a part has the switches probed at once."""
+    none pointing at a part has the switches probed at once (and the switch, failing its probe twice,
+    ends the other chases through it)."""
     fab = fat_tree_3(6)
     _, obs, found = _sweep(fab, [Fault("switch_throttle", switch="agg-p01-01", flows=6)], seed=1, full_load=True)
     assert [(f.kind, f.node_ids, f.fault, str(f.severity)) for f in _only_named(found)] == [
         ("switch", ["agg-p01-01"], "switch_throttle", "error")]
-    first_switch = min(g.round for g in obs.groups if g.phase == "switch")
-    assert any(g.round > first_switch for g in obs.groups if g.phase in ("confirm", "cross"))  # chases went on
+    assert found.isolation_left == 0
+    probes = [found.judged.group_failed(j, g) for j, g in enumerate(obs.groups)
+              if g.phase == "switch" and g.label.startswith("one-way load through agg-p01-01")]
+    assert probes == [True, True]
+
+
+def test_chases_of_groups_through_a_switch_that_failed_its_own_probe_end_there():
+    """Four leaves, two spines, two cables per leaf-spine pair, a spine that forwards 8 flows' worth. Once one
+    chase has shown only a load together and the spine's own probe failed twice, the chases of the other
+    groups through it have nothing left to find. Before, they went on until isolation stopped at its round
+    cap, and the report said so."""
+    fab = fat_tree_2(leaves=4, spines=2, hosts_per_leaf=4, links_per_spine=2)
+    _, obs, found = _sweep(fab, [Fault("switch_throttle", switch="spine02", flows=8)], seed=2, full_load=True)
+    assert [(f.kind, f.node_ids, str(f.severity)) for f in _only_named(found)] == [("switch", ["spine02"], "error")]
+    assert found.isolation_left == 0
+    probes = [found.judged.group_failed(j, g) for j, g in enumerate(obs.groups)
+              if g.phase == "switch" and g.label.startswith("one-way load through spine02")]
+    assert probes == [True, True]
