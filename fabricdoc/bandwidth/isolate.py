@@ -203,9 +203,8 @@ def isolate(
     chases: list[_Chase] = []
     wants: dict[int, list[GroupTest]] = {}
     ran: dict[int, list[tuple[GroupTest, GroupResult]]] = {}  # each chase's probes and their results
-    switches_probed = False
-
     roots: dict[int, GroupTest] = {}  # each chase's failing group
+    switches_probed = False
 
     def start(tests: list[GroupTest]) -> None:
         for t in tests:
@@ -213,9 +212,15 @@ def isolate(
             try:
                 wants[id(chase)] = next(chase)
                 chases.append(chase)
-                roots[id(chase)] = t
+                roots[id(chase)], ran[id(chase)] = t, []
             except StopIteration as stop:
                 start(stop.value or [])
+
+    def end(chase: _Chase) -> list[tuple[GroupTest, GroupResult]]:
+        """Take ``chase`` out of the running (its id may be reused): the probes it ran, with their results."""
+        chases.remove(chase)
+        del wants[id(chase)], roots[id(chase)]
+        return ran.pop(id(chase))
 
     def drive() -> None:
         while chases and out.rounds < max_rounds:
@@ -241,24 +246,21 @@ def isolate(
         at = 0
         for chase, step in batch:
             mine, at = results[at:at + len(step)], at + len(step)
-            ran.setdefault(id(chase), []).extend(zip(step, mine, strict=True))
             if chase not in chases:
                 continue  # ended this round: a switch named since explains its group
+            ran[id(chase)].extend(zip(step, mine, strict=True))
             try:
                 wants[id(chase)] = chase.send(mine)
             except StopIteration as stop:
-                chases.remove(chase)
-                del wants[id(chase)]
-                mine_all = ran.pop(id(chase), [])
-                if not stop.value and not switches_probed and _together(mine_all, judge):
+                probed = end(chase)
+                if not stop.value and not switches_probed and _together(probed, judge):
                     # This chase's probes failed and none pointed at a part: a load together (a switch)
                     # showed it. Probe the switches now, before the other chases spend the rounds left.
                     switches_probed = True
                     _bisect_switches(state, run, lambda: out.rounds < max_rounds)
                     # A switch that failed its own probe explains the groups through it: their chases end.
                     for other in [c for c in chases if _loads(fabric, roots[id(c)])[1].keys() & state.named]:
-                        chases.remove(other)
-                        del wants[id(other)]
+                        end(other)
                 start(stop.value or [])
 
     if chase:
