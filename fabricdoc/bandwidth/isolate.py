@@ -279,20 +279,20 @@ def isolate(
     # No probe pointed at a part (a one-way load of cable directions or a host with a known-good one
     # that failed, and did not pass again), or every probe passed but one (a transient slowdown): only a
     # load together showed the fault, as a switch that collapses under many flows does.
-    pointed = [g for g in out.failing if not passed_again(g)
-               and ((g.phase == "cross" and fan_senders(g.test)) or (g.phase == "confirm" and len(g.members) == 2))]
+    pointed = [g for g in out.failing if not passed_again(g) and _points(g)]
     # A one-way load that failed through a suspect switch points at its cable as much as at the switch (a
     # throttling spine slows the egress the fan converged on): the switch is probed too, by other cables.
     suspects = _suspect_switches(state)
-    at_switch = [g for g in pointed if g.phase == "cross" and _loads(state.fabric, g)[1].keys() & suspects]
+    fans = [_loads(state.fabric, g) for g in pointed if g.phase == "cross"]
+    at_switch = [(chans, sws) for chans, sws in fans if sws.keys() & suspects]
     if chase and out.failing and (not pointed or sum(1 for g in out.failing if g.phase in CHASED) <= TRANSIENTS):
         if not switches_probed:
             _bisect_switches(state, run, lambda: out.rounds < max_rounds)
     elif chase and at_switch and len(at_switch) == len(pointed):
         # The suspect switches those loads crossed, each by cables other than the ones they point at; when
         # they are cleared and failing tests those cables do not explain remain, every suspect switch.
-        over = {c for g in at_switch for c, n in _loads(state.fabric, g)[0].items() if n > state.passing_load[c]}
-        crossed = {sw for g in at_switch for sw in _loads(state.fabric, g)[1]} & suspects
+        over = {c for chans, _ in at_switch for c, n in chans.items() if n > state.passing_load[c]}
+        crossed = {sw for _, sws in at_switch for sw in sws} & suspects
         if (_bisect_switches(state, run, lambda: out.rounds < max_rounds, {c[0] for c in over}, crossed)
                 and any(not passed_again(g) and not _loads(state.fabric, g)[0].keys() & over for g in out.failing)):
             _bisect_switches(state, run, lambda: out.rounds < max_rounds)
@@ -308,8 +308,13 @@ def _together(probes: list[tuple[GroupTest, GroupResult]], judge: GroupJudge) ->
                    for o, r in probes)
 
     failed = [t for t, r in probes if r.status in ("ok", "hung") and judge.failed(r) and not passed(t)]
-    return len(failed) > TRANSIENTS and not any((t.phase == "cross" and fan_senders(t.test)) or
-                                    (t.phase == "confirm" and len(t.members) == 2) for t in failed)
+    return len(failed) > TRANSIENTS and not any(_points(t) for t in failed)
+
+
+def _points(probe: GroupTest | GroupResult) -> bool:
+    """Whether ``probe``, failing, points at a part: a one-way load of chosen cable directions, or a host
+    run with a known-good one."""
+    return (probe.phase == "cross" and fan_senders(probe.test) is not None) or (probe.phase == "confirm" and len(probe.members) == 2)
 
 
 def _suspect_switches(state: _State) -> set[str]:
@@ -600,6 +605,7 @@ def _bisect_channels(test: GroupTest, state: _State, limit: int) -> Generator[li
     either way: the bisection stops there, and so do the split and moved probes when the direction's own
     probe could not run."""
     candidates = _overloaded(test, state, limit)
+    crossed = Crossings(state.fabric)
     ran: set[tuple[str, tuple[PortRef, ...]]] = set()
 
     def fresh(probe: GroupTest | None) -> bool:
@@ -623,7 +629,7 @@ def _bisect_channels(test: GroupTest, state: _State, limit: int) -> Generator[li
         # Directions the same flows always cross together (a host's chain: on a fat-tree with routes by
         # destination, every flow into a host from beyond its leaf comes down one agg -> leaf direction): a
         # fan into the host port from senders that leave the others no busier than passing tests did.
-        probe, into = _into_port(test, state, candidates)
+        probe, into = _into_port(test, state, candidates, crossed)
         if probe is not None and fresh(probe):
             left = yield from _read_alone(probe, into, candidates, state)
             if left is None:
@@ -631,7 +637,6 @@ def _bisect_channels(test: GroupTest, state: _State, limit: int) -> Generator[li
             candidates = left
     # Still several: each alone, with flows that cross it and none of the others (a chain's directions
     # each carry flows of their own too: into other hosts behind them, or from other pods into them).
-    crossed = Crossings(state.fabric)
     for cand in list(candidates) if len(candidates) > 1 else ():
         probe = _alone(test, state, cand, {c for c, _ in candidates if c != cand[0]}, crossed)
         if probe is None or not fresh(probe):
@@ -655,7 +660,7 @@ def _bisect_channels(test: GroupTest, state: _State, limit: int) -> Generator[li
         for part in (senders[:half], senders[half:]):
             probes.append(_fan(test, state, [e for e in edges if e[0] in part], f"{name}, senders split"))
     for side in ("senders", "receivers"):
-        moved = _moved(chan, edges, state, side)
+        moved = _moved(chan, edges, state, side, crossed)
         if moved is not None:
             probes.append(_fan(test, state, moved, f"{name}, moved to other {side}"))
     for i, probe in enumerate(probes):
@@ -665,8 +670,8 @@ def _bisect_channels(test: GroupTest, state: _State, limit: int) -> Generator[li
                 return  # the split and moved probes are read against this one
 
 
-def _into_port(test: GroupTest, state: _State, candidates: list[tuple[Channel, list[tuple[PortRef, PortRef]]]]
-               ) -> tuple[GroupTest | None, tuple[Channel, list[tuple[PortRef, PortRef]]]]:
+def _into_port(test: GroupTest, state: _State, candidates: list[tuple[Channel, list[tuple[PortRef, PortRef]]]],
+               crossed: Crossings) -> tuple[GroupTest | None, tuple[Channel, list[tuple[PortRef, PortRef]]]]:
     """A fan into the host port one of ``candidates`` flows into (or all their flows end at), from known-good
     senders chosen so that it loads that direction beyond what passed (up to the failing load) and every
     other candidate no more than passing tests did, or than one flow (a pair test's, which a load-only fault
@@ -687,20 +692,17 @@ def _into_port(test: GroupTest, state: _State, candidates: list[tuple[Channel, l
     others = {c for c, _ in candidates if c != chan}
     adds: list[tuple[PortRef, set[Channel]]] = []  # each known-good sender into the host: the others it crosses
     for g in sorted(state.good - {host}):
-        try:
-            hops = set(directed(fabric.path(g, host), g))
-        except TopologyError:
-            continue
+        hops = set(crossed(g, host)[1])
         if chan in hops:
             adds.append((g, hops & others))
     load: Counter[Channel] = Counter()
     senders: list[PortRef] = []
-    for g, crossed in sorted(adds, key=lambda t: len(t[1])):  # stable: hosts in order within a count
+    for g, hit in sorted(adds, key=lambda t: len(t[1])):  # stable: hosts in order within a count
         if len(senders) >= len(edges):
             break
-        if all(load[c] + 1 <= max(1, state.passing_load.get(c, 0)) for c in crossed):
+        if all(load[c] + 1 <= max(1, state.passing_load.get(c, 0)) for c in hit):
             senders.append(g)
-            load.update(crossed)
+            load.update(hit)
     if len(senders) <= state.passing_load.get(chan, 0):
         return None, into  # no more than passed: it would say nothing
     return _fan(test, state, [(g, host) for g in senders], f"{channel_name(fabric, chan)} alone"), into
@@ -837,10 +839,9 @@ def _overloaded(test: GroupTest, state: _State, limit: int) -> list[tuple[Channe
 
 
 def _moved(chan: Channel, edges: list[tuple[PortRef, PortRef]], state: _State,
-           side: str) -> list[tuple[PortRef, PortRef]] | None:
+           side: str, crossed: Crossings) -> list[tuple[PortRef, PortRef]] | None:
     """``chan``'s flows with one ``side`` (senders or receivers) replaced by as many known-good hosts whose
     flows cross ``chan`` too; None when there are not enough such hosts."""
-    fabric = state.fabric
     senders = sorted({s for s, _ in edges})
     receivers = sorted({t for _, t in edges})
     old = set(senders) | set(receivers)
@@ -849,21 +850,18 @@ def _moved(chan: Channel, edges: list[tuple[PortRef, PortRef]], state: _State,
         want = len(senders)
 
         def crosses(g: PortRef) -> bool:
-            return all(chan in directed(fabric.path(g, r), g) for r in receivers)
+            return all(chan in crossed(g, r)[1] for r in receivers)
     else:
         want = len(receivers)
 
         def crosses(g: PortRef) -> bool:
-            return all(chan in directed(fabric.path(s, g), s) for s in senders)
+            return all(chan in crossed(s, g)[1] for s in senders)
     chosen: list[PortRef] = []
     for g in pool:
         if len(chosen) >= want:
             break
-        try:
-            if crosses(g):
-                chosen.append(g)
-        except TopologyError:
-            continue
+        if crosses(g):  # a pair with no route crosses nothing
+            chosen.append(g)
     if len(chosen) < want:
         return None
     if side == "senders":

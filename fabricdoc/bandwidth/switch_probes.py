@@ -80,11 +80,12 @@ def switch_probes(fabric: Fabric, hosts: Collection[PortRef], load: Sequence[str
     loaded: Counter[str] = Counter()
     probes = []
     room = max(2, len(hosts) // max(1, len(load)))  # hosts each probe may use: an even share
+    shut = frozenset(avoid)
     for sw in load:
         cap = {c: n - loaded[c] for c, n in limit.items()}
         cap.update({o: 0 for o in load if o != sw})
         made = _probe(fabric, [h for h in sorted(hosts) if h not in taken], sw, crossed,
-                      floor[sw], want[sw], cap, room, frozenset(avoid))
+                      floor[sw], want[sw], cap, room, shut)
         if made is None:
             return None
         probe, through = made
