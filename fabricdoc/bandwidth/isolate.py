@@ -91,6 +91,8 @@ class _State:
         self.skipped: dict[GroupTest, tuple[PortRef, ...]] = {}  # halves narrowing did not run, by the chase's group
         self.named: set[str] = set()  # switches whose own probe failed twice
         self.parent: dict[GroupTest, tuple[GroupTest, tuple[PortRef, ...], tuple[PortRef, ...]]] = {}  # failing pair -> the group it was split from, and that group's halves
+        self.kept: dict[GroupTest, tuple[PortRef, ...]] = {}  # failing substitution probe -> the suspects it kept
+        self.ports: set[PortRef] = set()  # host ports probed one way each (:func:`_host_port`)
 
     def failing_switch(self, sw: str) -> int:
         """Most flows through ``sw`` in a round a test failed."""
@@ -573,6 +575,7 @@ def _substitute(test: GroupTest, state: _State) -> Generator[list[GroupTest], li
         results = yield [probe]
         if slow.failed(results[0]):
             suspects, last = first, probe
+            state.kept[probe] = first
             continue
         probe = _with_good(test, state, second, n)
         if probe is None:
@@ -581,6 +584,7 @@ def _substitute(test: GroupTest, state: _State) -> Generator[list[GroupTest], li
         if not slow.failed(results[0]):
             break  # neither half fails with good company: the fault needs both halves' flows
         suspects, last = second, probe
+        state.kept[probe] = second
     return last
 
 
@@ -594,9 +598,10 @@ def _with_good(test: GroupTest, state: _State, keep: tuple[PortRef, ...], size: 
 
 
 def _bisect_channels(test: GroupTest, state: _State, limit: int) -> Generator[list[GroupTest], list[GroupResult], None]:
-    """Bisect the cable directions ``test`` overloaded with one-way probes: a ``fan`` from the ranks whose
-    flows crossed one half of them to the ranks they sent to (the same load there, nothing flowing back);
-    the failing half is bisected again, down to one direction (directions the same flows all cross are
+    """Bisect the cable directions ``test`` overloaded with one-way probes (where it overloaded none and
+    substitution kept one host in it, that host port's two directions: :func:`_host_port`): a ``fan`` from
+    the ranks whose flows crossed one half of them to the ranks they sent to (the same load there, nothing
+    flowing back); the failing half is bisected again, down to one direction (directions the same flows all cross are
     probed one at a time with flows of their own: :func:`_into_port`, :func:`_alone`), which is then
     probed the other way (the same flows reversed: a cable that carries them back is not the fault, the
     port they converge on is), with its senders split (telling it from their own cables) and with its
@@ -604,7 +609,7 @@ def _bisect_channels(test: GroupTest, state: _State, limit: int) -> Generator[li
     could not run (``error``: a runner without one-way tests, such as nccl-tests binaries) is no evidence
     either way: the bisection stops there, and so do the split and moved probes when the direction's own
     probe could not run."""
-    candidates = _overloaded(test, state, limit)
+    candidates = _overloaded(test, state, limit) or _host_port(test, state)
     crossed = Crossings(state.fabric)
     ran: set[tuple[str, tuple[PortRef, ...]]] = set()
 
@@ -836,6 +841,25 @@ def _overloaded(test: GroupTest, state: _State, limit: int) -> list[tuple[Channe
                      if len(e) > state.passing_load.get(c, 0)))[:limit]
     chans = sorted((c for *_, c in ranked), key=lambda c: (channel_ends(c)[0], str(c[0])))
     return [(c, crossing[c]) for c in chans]
+
+
+def _host_port(test: GroupTest, state: _State) -> list[tuple[Channel, list[tuple[PortRef, PortRef]]]]:
+    """The two directions of the one host port ``test`` kept among known-good hosts (a substitution that
+    came down to one host), with ``test``'s flows into and out of it, when no direction was loaded beyond
+    what passed (a larger test that passed loaded it as much, held back elsewhere): which way fails, and
+    whether the cable carries the load the other way, tells a cable from an incast."""
+    kept = state.kept.get(test, ())
+    if len(kept) != 1 or kept[0] in state.ports:  # another chase came down to it: probed once is enough
+        return []
+    host = kept[0]
+    state.ports.add(host)
+    link = state.fabric.link_at(host)
+    if link is None:
+        return []
+    edges = group_edges(test.members, test.test)
+    out = (link.key, 0 if link.key.a == host else 1)
+    cands = [(out, [e for e in edges if e[0] == host]), ((link.key, 1 - out[1]), [e for e in edges if e[1] == host])]
+    return sorted((c for c in cands if c[1]), key=lambda c: (channel_ends(c[0])[0], str(c[0][0])))
 
 
 def _moved(chan: Channel, edges: list[tuple[PortRef, PortRef]], state: _State,

@@ -396,7 +396,10 @@ def _only_named(found) -> list:
 @pytest.mark.parametrize("seed", [0, 1])
 def test_an_incast_the_full_load_alltoall_passed_is_still_named_on_a_rail_optimized_fabric(seed):
     """The all-hosts alltoall puts 31 flows into every port, but its uplinks hold each flow below what the
-    collapsed port still gives: it passes, and must not clear that port (its slowest flow was elsewhere)."""
+    collapsed port still gives: it passes, and must not clear that port (its slowest flow was elsewhere).
+    Substitution comes down to the host, and as the passing alltoall loaded its port more, no direction
+    was overloaded and none was probed one way: the cable was named ``load_collapse``. Each direction of
+    the host's port is now probed with the failing probe's own flows: out of it passes, into it fails."""
     from fabricdoc.fabric.generators import rail_optimized
 
     fab = rail_optimized(units=2, hosts_per_unit=4, rails=4, spines=4)
@@ -406,6 +409,12 @@ def test_an_incast_the_full_load_alltoall_passed_is_still_named_on_a_rail_optimi
     assert full and all(not found.judged.group_failed(obs.groups.index(g), g) for g in full)
     (f,) = _only_named(found)
     assert _named(f, fab) == fab.link_at(host).key and str(f.severity) == "error"
+    assert f.fault == "incast_collapse"
+    leaf = fab.link_at(host).key.other(host)
+    out, into = (f"one-way load of {a} -> {b}, from" for a, b in ((host, leaf), (leaf, host)))
+    fans = {(g.label.startswith(out), found.judged.group_failed(j, g)) for j, g in enumerate(obs.groups)
+            if g.label.startswith((out, into))}
+    assert fans == {(True, False), (False, True)}, fans  # out of the host passed, into it failed
 
 
 def test_a_failing_full_load_round_is_chased_when_the_smaller_group_inside_it_passed_again():
