@@ -13,7 +13,7 @@ at once and loses 40% of the data packets of any more (NetnsLab.collapse, nftabl
 sweep's measure loop runs the pair rounds (every pair passes: one flow per cable) and
 then the groups (alltoall screening and adaptive isolation); localization names that
 cable, in the direction that collapsed, as a load-only fault.
-Measured here: pairs 0.62-0.97 of expected, the six-host alltoall 0.13, the 2+2
+Measured here: pairs 0.51-0.97 of expected, the six-host alltoall 0.13, the 2+2
 cross-leaf alltoall 0.24, one-way fans of two senders over the uplink 0.18-0.20 and of
 one 0.90, fans into each leaf01 host 0.98 (a tbf whose queue was cut short did not
 collapse reliably on this machine's two shared cores; dropping a counted flow's packets does).
@@ -39,6 +39,7 @@ from tests.helpers.measured import usable_lab
 pytestmark = [pytest.mark.netns, pytest.mark.gloo, pytest.mark.slow]
 
 RATE_MBIT, SLOW_MBIT = 100.0, 25.0
+COLLAPSED = 0.3  # a test below this share of its expected figure is what the collapse does to it
 
 
 def _lab():
@@ -106,7 +107,10 @@ def test_group_isolation_alone_names_a_slow_uplink_from_the_groups_routed_paths(
 def test_a_load_only_uplink_the_pair_rounds_pass_is_found_by_the_groups_and_named():
     mod, fabric = _lab()
     uplink = _leaf01_uplink(fabric)
-    options = Options(slow_ratio=0.3)  # gloo's alltoall reaches ~0.5 of the flow model's figure when healthy
+    # Judged as a user's sweep is: against what healthy tests of each kind reach here, noise-derived. A fixed
+    # --slow-ratio 0.3 (gloo's alltoall reaches ~0.5 of the flow model's figure) passed a fan the collapse had
+    # slowed to 0.39 of what fans reach, and the cable was cleared at that load (CI named a host cable).
+    options = Options()
     with mod.NetnsLab(fabric) as lab:
         _address(lab, fabric)
         lab.collapse(uplink, over_flows=3, loss_pct=40.0)
@@ -117,15 +121,16 @@ def test_a_load_only_uplink_the_pair_rounds_pass_is_found_by_the_groups_and_name
     pairs = [(str(p.src), str(p.dst), p.status, p.ratio) for p in obs.pairs]
     groups = [(g.label, g.test, g.status, None if g.ratio is None else round(g.ratio, 3)) for g in obs.groups]
     crossing = [p for p in obs.pairs if uplink in fabric.path(p.src, p.dst)]
-    # The pair rounds crossed the uplink and never saw the fault: one flow per cable keeps the rate.
-    assert crossing and all(p.status == "ok" and p.ratio >= options.slow_ratio for p in obs.pairs), pairs
+    # The pair rounds crossed the uplink and never saw the fault: one flow per cable keeps the rate (the
+    # collapse takes a test to 0.03-0.2; a pair may still read a little slow from the shared machine's noise).
+    assert crossing and all(p.status == "ok" and p.ratio >= COLLAPSED for p in obs.pairs), pairs
     assert drops > 0, groups  # the collapse really fired, under the groups' load
     collapsed = [f for f in found.findings if f.fault == "load_collapse"]
     named = [f.fault for f in found.findings if f.severity != "info"]  # info: noise of a shared machine
     seen = [(f.fault, f.name, str(f.severity)) for f in found.findings]
     assert named == ["load_collapse"], f"findings {seen}; pairs {pairs}; groups {groups}"
     (f,) = collapsed
-    assert set(f.node_ids) == {"leaf01", "spine01"}, (f, groups)
+    assert set(f.node_ids) == {"leaf01", "spine01"}, f"{f}; groups {groups}"
     (ev,) = f.evidence_of(GroupLoadEvidence)
-    assert ev.pair_slow == 0 and ev.failing_flows > ev.passing_flows >= 1, ev
+    assert ev.pair_tests >= 1 and ev.failing_flows > ev.passing_flows >= 1, ev
     assert ev.toward == ("spine01", uplink.b.port if uplink.b.node == "spine01" else uplink.a.port), ev
