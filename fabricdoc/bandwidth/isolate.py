@@ -604,7 +604,7 @@ def _bisect_channels(test: GroupTest, state: _State, limit: int) -> Generator[li
     flowing back); the failing half is bisected again, down to one direction (directions the same flows all cross are
     probed one at a time with flows of their own: :func:`_into_port`, :func:`_alone`), which is then
     probed the other way (the same flows reversed: a cable that carries them back is not the fault, the
-    port they converge on is), with its senders split (telling it from their own cables) and with its
+    port they converge on is; a failing reverse probe runs once more, as it alone decides that), with its senders split (telling it from their own cables) and with its
     load moved to other known-good hosts (telling it from the cables its flows crossed next). A probe that
     could not run (``error``: a runner without one-way tests, such as nccl-tests binaries) is no evidence
     either way: the bisection stops there, and so do the split and moved probes when the direction's own
@@ -673,6 +673,10 @@ def _bisect_channels(test: GroupTest, state: _State, limit: int) -> Generator[li
             results = yield [probe]  # type: ignore[list-item]
             if i == 0 and results[0].status == "error":
                 return  # the split and moved probes are read against this one
+            if i == 1 and state.judge.failed(results[0]):
+                # The reverse decides incast or cable on one test: a transient slowdown (a neighbour's burst)
+                # passes when run again, a cable that fails both ways does not.
+                yield [_again(probe, probe.phase)]  # type: ignore[union-attr]
 
 
 def _into_port(test: GroupTest, state: _State, candidates: list[tuple[Channel, list[tuple[PortRef, PortRef]]]],

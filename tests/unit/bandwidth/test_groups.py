@@ -573,3 +573,17 @@ def test_chases_of_groups_through_a_switch_that_failed_its_own_probe_end_there()
     probes = [found.judged.group_failed(j, g) for j, g in enumerate(obs.groups)
               if g.phase == "switch" and g.label.startswith("one-way load through spine02")]
     assert probes == [True, True]
+
+
+def test_a_reverse_probe_slowed_once_runs_again_before_the_incast_is_read_as_a_cable():
+    """Four leaves of four hosts, two cables from each leaf to each spine, an incast into node0014 above 2
+    flows. The fan into it failed; the same flows the other way failed once too, at 0.78 of the healthy
+    figure (a transient slowdown, where the incast takes a fan to 0.3), and the cable was named
+    ``load_collapse``. A failing reverse probe is run again: it passes, and the incast is named."""
+    fab = fat_tree_2(leaves=4, spines=2, hosts_per_leaf=4, links_per_spine=2)
+    host = PortRef("node0014", 1)
+    _, obs, found = _sweep(fab, [Fault("incast_pfc", port=host, flows=2)], seed=2, full_load=True)
+    assert [(_named(f, fab), f.fault, str(f.severity)) for f in _only_named(found)] == [
+        (fab.link_at(host).key, "incast_collapse", "error")]
+    back = [found.judged.group_failed(j, g) for j, g in enumerate(obs.groups) if ", the other way" in g.label]
+    assert back == [True, False]  # slowed once, passed when run again
