@@ -605,7 +605,8 @@ def _bisect_channels(test: GroupTest, state: _State, limit: int) -> Generator[li
     probed one at a time with flows of their own: :func:`_into_port`, :func:`_alone`), which is then
     probed the other way (the same flows reversed: a cable that carries them back is not the fault, the
     port they converge on is; a failing reverse probe runs once more, as it alone decides that), with its senders split (telling it from their own cables) and with its
-    load moved to other known-good hosts (telling it from the cables its flows crossed next). A probe that
+    load moved to other known-good hosts (telling it from the cables its flows crossed next; when the load
+    into one host passed moved to other receivers, that host's port is probed the other way too). A probe that
     could not run (``error``: a runner without one-way tests, such as nccl-tests binaries) is no evidence
     either way: the bisection stops there, and so do the split and moved probes when the direction's own
     probe could not run."""
@@ -664,19 +665,56 @@ def _bisect_channels(test: GroupTest, state: _State, limit: int) -> Generator[li
         half = len(senders) // 2
         for part in (senders[:half], senders[half:]):
             probes.append(_fan(test, state, [e for e in edges if e[0] in part], f"{name}, senders split"))
+    elsewhere = None  # the probe with the load moved to other receivers
     for side in ("senders", "receivers"):
         moved = _moved(chan, edges, state, side, crossed)
         if moved is not None:
             probes.append(_fan(test, state, moved, f"{name}, moved to other {side}"))
+            elsewhere = probes[-1] if side == "receivers" else elsewhere
+    own_failed = True  # the direction's own fan: when it ran in the bisection, it was the half that failed
+    moved_passed = False
     for i, probe in enumerate(probes):
-        if fresh(probe):
-            results = yield [probe]  # type: ignore[list-item]
-            if i == 0 and results[0].status == "error":
-                return  # the split and moved probes are read against this one
-            if i == 1 and state.judge.failed(results[0]):
-                # The reverse decides incast or cable on one test: a transient slowdown (a neighbour's burst)
-                # passes when run again, a cable that fails both ways does not.
-                yield [_again(probe, probe.phase)]  # type: ignore[union-attr]
+        if not fresh(probe):
+            continue
+        if i == 1:
+            yield from _run_reverse(probe, state)  # type: ignore[arg-type]
+            continue
+        results = yield [probe]  # type: ignore[list-item]
+        if i == 0 and results[0].status == "error":
+            return  # the split and moved probes are read against this one
+        if i == 0:
+            own_failed = state.judge.failed(results[0])
+        if probe is elsewhere:
+            moved_passed = not state.judge.failed(results[0])
+    into = _receiver_port(state, chan, edges) if own_failed and moved_passed else None
+    if into is not None:
+        # The load failed into one host and passed moved to other receivers: that host's port is the suspect,
+        # and the same flows the other way out of it tell an incast into it from its cable.
+        state.ports.add(channel_ends(into)[1])
+        back = _reverse(test, state, into, edges, channel_name(state.fabric, into))
+        if fresh(back):
+            yield from _run_reverse(back, state)  # type: ignore[arg-type]
+
+
+def _run_reverse(probe: GroupTest, state: _State) -> Generator[list[GroupTest], list[GroupResult], None]:
+    """A reverse probe, run once more when it fails: it alone decides incast or cable, and a transient
+    slowdown (a neighbour's burst) passes the second time where a cable that fails both ways does not."""
+    results = yield [probe]
+    if state.judge.failed(results[0]):
+        yield [_again(probe, probe.phase)]
+
+
+def _receiver_port(state: _State, chan: Channel, edges: list[tuple[PortRef, PortRef]]) -> Channel | None:
+    """The direction into the one host ``edges`` all flow into, when that host's port is not ``chan``'s own
+    and was not probed one way already; None otherwise."""
+    receivers = {b for _, b in edges}
+    if len(receivers) != 1:
+        return None
+    (host,) = receivers
+    link = state.fabric.link_at(host)
+    if link is None or host in state.ports or host in (chan[0].a, chan[0].b):
+        return None
+    return (link.key, 0 if link.key.b == host else 1)
 
 
 def _into_port(test: GroupTest, state: _State, candidates: list[tuple[Channel, list[tuple[PortRef, PortRef]]]],

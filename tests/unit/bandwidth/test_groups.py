@@ -587,3 +587,20 @@ def test_a_reverse_probe_slowed_once_runs_again_before_the_incast_is_read_as_a_c
         (fab.link_at(host).key, "incast_collapse", "error")]
     back = [found.judged.group_failed(j, g) for j, g in enumerate(obs.groups) if ", the other way" in g.label]
     assert back == [True, False]  # slowed once, passed when run again
+
+
+def test_a_load_that_passes_moved_to_other_receivers_probes_the_one_receivers_port_the_other_way():
+    """Four leaves of four hosts, two cables from each leaf to each spine, an incast into node0012 above 2
+    flows. Bisection ended on an uplink the failing probe overloaded, whose fan into node0012 failed and
+    passed moved to other receivers: the receiver's port is the suspect, but no probe ran the other way out
+    of it, and its cable was named ``load_collapse``. The same flows out of that one receiver now run: they
+    pass, and the incast is named."""
+    fab = fat_tree_2(leaves=4, spines=2, hosts_per_leaf=4, links_per_spine=2)
+    host = PortRef("node0012", 1)
+    _, obs, found = _sweep(fab, [Fault("incast_pfc", port=host, flows=2)], seed=4, full_load=True)
+    assert [(_named(f, fab), f.fault, str(f.severity)) for f in _only_named(found)] == [
+        (fab.link_at(host).key, "incast_collapse", "error")]
+    leaf = fab.link_at(host).key.other(host)
+    back = [(g.members[0], found.judged.group_failed(j, g)) for j, g in enumerate(obs.groups)
+            if g.label.startswith(f"one-way load of {leaf} -> {host}, the other way")]
+    assert back == [(host, False)]  # from the receiver, and it passed
