@@ -84,23 +84,26 @@ def test_group_isolation_alone_names_a_slow_uplink_from_the_groups_routed_paths(
     uplink = _leaf01_uplink(fabric)
     # Ring all_reduce groups: gloo's ring is what the model says (tests/integration/gloo/test_measured.py,
     # within 20%) and reaches ~0.9 of a shaped link; gloo's alltoall runs its exchanges in stages, so it
-    # loads cables less at once than the flow model assumes.
-    options = Options(slow_ratio=0.5)
+    # loads cables less at once than the flow model assumes. Judged as a sweep judges them: against what
+    # healthy rings reach here, noise-derived (measured: leaf rings 0.86-0.95 of expected, 6 runs of 6 named
+    # the uplink), not a fixed --slow-ratio.
+    options = Options()
+    judge = GroupJudge()
     with mod.NetnsLab(fabric) as lab:
         _address(lab, fabric)
         lab.degrade(uplink, rate_mbit=SLOW_MBIT)
         obs = Observations()
         run = group_runner(fabric, "netns", timeout_s=120.0, size_bytes=1 << 20, iters=3)
         done = isolate(fabric, group_rounds(run, into=obs.groups), screen_rounds(fabric, fabric.host_ports(), "all_reduce"),
-                       judge=GroupJudge(slow_ratio=options.slow_ratio))
+                       judge=judge)
     groups = [(g.label, g.test, g.status, None if g.ratio is None else round(g.ratio, 3)) for g in obs.groups]
     assert done.tests == len(obs.groups) and all(g.status == "ok" for g in obs.groups), groups
     leaf_groups = [g for g in obs.groups if g.label.startswith("leaf ")]
-    assert leaf_groups and all(g.ratio >= options.slow_ratio for g in leaf_groups), groups
+    assert leaf_groups and not any(judge.failed(g) for g in leaf_groups), groups
     findings = localize(fabric, obs, options)
     assert findings, groups
     first = findings[0]
-    assert set(first.node_ids) == {"leaf01", "spine01"}, (first, groups)
+    assert set(first.node_ids) == {"leaf01", "spine01"}, f"{first}; groups {groups}"
     assert first.evidence_of(GroupLoadEvidence), first
 
 
