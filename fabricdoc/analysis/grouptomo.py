@@ -9,8 +9,8 @@ than any passing test ever did (or than the same hosts' same test did when it
 passed run again: the first failure was then a transient's). The fewest such
 parts that explain every failing group test are named (greedy set cover; one
 part already named (a cable's other direction) before a new one, one part alone
-before one of several explaining the same tests, a cable before a
-switch when both explain the same tests); parts that explain exactly the same
+before one of several explaining the same tests, a switch whose own probe failed
+before a cable explaining the same tests, else a cable before a switch); parts that explain exactly the same
 tests are named as equally likely. A group test that could not run is no evidence; a
 failing group already crossing a cable other evidence blamed needs no new part. The fault
 is ``load_collapse`` only when a test crossed the part at a lower load and passed; when
@@ -36,7 +36,13 @@ from fabricdoc.errors import TopologyError
 from fabricdoc.model.evidence import GroupLoadEvidence, GroupSample
 from fabricdoc.model.expectation import TestJudgement
 from fabricdoc.model.findings import Finding
-from fabricdoc.model.groups import channel_load, group_flows, shown_full, switch_load
+from fabricdoc.model.groups import (
+    channel_load,
+    group_flows,
+    shown_full,
+    switch_load,
+    switch_probe_label,
+)
 from fabricdoc.model.paths import (
     FINISHED,
     Channel,
@@ -142,6 +148,9 @@ def from_groups(fabric: Fabric, obs: Observations, judged: TestJudgement,
         for e, n in tests[i].load.items():
             if n > passing.get(e, 0) and n > cleared.get(e, 0):
                 covers.setdefault(e, set()).add(i)
+    # A switch whose own probe failed (isolation's one-way load through it, spread over its egresses) comes
+    # before a cable explaining the same tests: that probe was built so no cable is its bottleneck alone.
+    probed = {e: _own_probe(fabric, e, tests, c) for e, c in covers.items() if e[0] == "switch"}
     # How many parts explain exactly the same tests: one part alone beats one of many alike.
     alike = Counter(c for _, c in {(_part(e), frozenset(c)) for e, c in covers.items()})
     chosen: list[Hashable] = []
@@ -151,7 +160,8 @@ def from_groups(fabric: Fabric, obs: Observations, judged: TestJudgement,
         # Among parts explaining as many tests, one already named (a cable's other direction) adds no part.
         named = {_part(e) for e in chosen}
         best = max(covers, key=lambda e: (len(covers[e] & left), _part(e) in named, -alike[frozenset(covers[e])],
-                                          e[0] == "chan", -passing.get(e, 0), str(e)), default=None)
+                                          probed.get(e, False), e[0] == "chan", -passing.get(e, 0), str(e)),
+                   default=None)
         if best is None or not covers[best] & left:
             break
         chosen.append(best)
@@ -250,6 +260,13 @@ def _throttled(e: Hashable, tests: list[_Test], covers: set[int], left: set[int]
     limit = float(np.median([tests[i].load[e] * tests[i].relative for i in covers if tests[i].relative]))
     return {i for i in left if tests[i].relative and tests[i].load.get(e, 0) > limit
             and tests[i].relative >= (1 - THROTTLE_MARGIN) * limit / tests[i].load[e]}
+
+
+def _own_probe(fabric: Fabric, e: Hashable, tests: list[_Test], covers: set[int]) -> bool:
+    """Whether switch ``e`` explains a failing probe isolation built for it (phase ``switch``)."""
+    mine = switch_probe_label(fabric.label(e[1]))  # type: ignore[index]
+    return any(g.phase == "switch" and (g.label == mine or g.label.startswith(mine + ","))
+               for i in covers for g in [tests[i].group] if g is not None)
 
 
 def _part(e: Hashable) -> Hashable:

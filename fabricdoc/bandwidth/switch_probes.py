@@ -20,7 +20,14 @@ from collections.abc import Collection, Mapping, Sequence
 
 from fabricdoc.bandwidth.groups import GroupTest
 from fabricdoc.errors import TopologyError
-from fabricdoc.model.groups import fan, group_flows, shown_full, shown_switches, switch_load
+from fabricdoc.model.groups import (
+    fan,
+    group_flows,
+    shown_full,
+    shown_switches,
+    switch_load,
+    switch_probe_label,
+)
 from fabricdoc.model.paths import Channel, channel_ends, directed
 from fabricdoc.model.records import LinkKey, PortRef
 from fabricdoc.model.topology import Fabric
@@ -136,7 +143,7 @@ def _probe(fabric: Fabric, hosts: list[PortRef], sw: str, crossed: Crossings, fl
         return None
     _, senders, receivers, through = chosen
     return GroupTest((*senders, *receivers), fan(len(senders)), "switch",
-                     f"one-way load through {fabric.label(sw)}"), through
+                     switch_probe_label(fabric.label(sw))), through
 
 
 def _senders(fabric: Fabric, sw: str, receivers: list[PortRef], pairs: Mapping[tuple[PortRef, PortRef], tuple[Channel, Channel]],

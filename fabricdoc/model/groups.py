@@ -29,6 +29,12 @@ def fan(senders: int) -> str:
     return f"fan:{senders}"
 
 
+def switch_probe_label(switch: str) -> str:
+    """The label of isolation's one-way probe of a switch (its load spread over the switch's egresses):
+    tomography reads a switch's own failing probe by it (a run again adds ``, again``)."""
+    return f"one-way load through {switch}"
+
+
 def fan_senders(test: str) -> int | None:
     """K of a ``fan:K`` test; None for any other test."""
     if not test.startswith("fan:"):

@@ -604,3 +604,14 @@ def test_a_load_that_passes_moved_to_other_receivers_probes_the_one_receivers_po
     back = [(g.members[0], found.judged.group_failed(j, g)) for j, g in enumerate(obs.groups)
             if g.label.startswith(f"one-way load of {leaf} -> {host}, the other way")]
     assert back == [(host, False)]  # from the receiver, and it passed
+
+
+def test_a_switch_whose_own_probe_failed_is_named_before_its_egress_cable_explaining_the_same_tests():
+    """A three-level fat-tree (k=4) whose core0003 throttles above 4 flows. Its own probe (a fan through it,
+    spread over its egresses) failed twice, but its egress to agg-p02-02 explained the same failing tests
+    and a cable came before a switch: the cable was named ``incast_collapse`` at error and core0003 only a
+    suspect. The switch whose own probe failed now comes first."""
+    fab = fat_tree_3(4)
+    _, _, found = _sweep(fab, [Fault("switch_throttle", switch="core0003", flows=4)], seed=2, full_load=True)
+    assert [(f.kind, set(f.node_ids), f.fault, str(f.severity)) for f in _only_named(found)] == [
+        ("switch", {"core0003"}, "switch_throttle", "error")]
