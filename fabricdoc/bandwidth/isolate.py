@@ -714,7 +714,7 @@ def _receiver_port(state: _State, chan: Channel, edges: list[tuple[PortRef, Port
     link = state.fabric.link_at(host)
     if link is None or host in state.ports or host in (chan[0].a, chan[0].b):
         return None
-    return (link.key, 0 if link.key.b == host else 1)
+    return directed((link.key,), link.key.other(host))[0]
 
 
 def _into_port(test: GroupTest, state: _State, candidates: list[tuple[Channel, list[tuple[PortRef, PortRef]]]],
@@ -899,7 +899,7 @@ def _host_port(test: GroupTest, state: _State) -> list[tuple[Channel, list[tuple
     if link is None:
         return []
     edges = group_edges(test.members, test.test)
-    out = (link.key, 0 if link.key.a == host else 1)
+    out = directed((link.key,), host)[0]
     cands = [(out, [e for e in edges if e[0] == host]), ((link.key, 1 - out[1]), [e for e in edges if e[1] == host])]
     return sorted((c for c in cands if c[1]), key=lambda c: (channel_ends(c[0])[0], str(c[0][0])))
 
