@@ -121,8 +121,10 @@ def test_a_load_only_uplink_the_pair_rounds_pass_is_found_by_the_groups_and_name
         obs = Observations()
         found = measure_and_retest(fabric, obs, LauncherMeasure(fabric, cfg, lambda *_: None), options, groups=True)
         drops = lab.collapse_drops(uplink)
-    pairs = [(str(p.src), str(p.dst), p.status, p.ratio) for p in obs.pairs]
-    groups = [(g.label, g.test, g.status, None if g.ratio is None else round(g.ratio, 3)) for g in obs.groups]
+    # Enough to replay localization from a failure's message: members in rank order, and each test's round.
+    pairs = [(str(p.src), str(p.dst), p.status, p.ratio, p.round) for p in obs.pairs]
+    groups = [(g.label, g.test, [m.node for m in g.members], g.round, g.status,
+               None if g.ratio is None else round(g.ratio, 3)) for g in obs.groups]
     crossing = [p for p in obs.pairs if uplink in fabric.path(p.src, p.dst)]
     # The pair rounds crossed the uplink and never saw the fault: one flow per cable keeps the rate (the
     # collapse takes a test to 0.03-0.2; a pair may still read a little slow from the shared machine's noise).
