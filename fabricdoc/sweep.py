@@ -81,6 +81,7 @@ class SweepConfig:
     bandwidth: bool = True
     test_timeout_s: float = 120.0
     size_bytes: int = 1 << 24
+    pair_parallel: int = 8  # at most this many pair tests of a round at once (a round's pairs share no cable)
     backend: str = "gloo"
     slow_ratio: float | None = None  # given: slow below this share of what healthy tests reach (else from the noise)
     nccl_tests: str | None = None  # path to sendrecv_perf / all_reduce_perf: run those instead of bwtest
@@ -470,7 +471,7 @@ class LauncherMeasure:
                                              JournalHeader(self.fabric.name, fingerprint, uuid.uuid4().hex))
             self.run_id = self.journal.header.sweep_id
         return run_plan(self.fabric, plan, self.runner, journal=self.journal, first_round=first_round,
-                        progress=_bandwidth_progress(self.progress), into=into)
+                        max_parallel=self.cfg.pair_parallel, progress=_bandwidth_progress(self.progress), into=into)
 
     def group_round(self, into: list[GroupResult]):
         """Group tests through the launcher (every rank of a group at once), journaled like the pairs.

@@ -45,6 +45,18 @@ def positive_hours(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r}: a job length is more than 0 and at most a year of hours")
     return value
 
+
+def positive_count(text: str) -> int:
+    """A count of at least 1 (tests at once, say): zero or a negative count would run nothing."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give at least 1")
+    return value
+
+
 def add_report(p: argparse.ArgumentParser, *, required: bool = True) -> None:
     """The report a command reads: a positional REPORT, with ``--report FILE`` kept as a hidden alias."""
     p.add_argument("report", nargs="?", metavar="REPORT",

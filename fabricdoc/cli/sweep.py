@@ -70,6 +70,10 @@ def add_sweep_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--test-timeout", type=float, default=120.0, metavar="S",
                    help="kill a bandwidth test after S seconds and record it as hung (default 120)")
     p.add_argument("--size", type=int, default=1 << 24, metavar="BYTES", help="bandwidth test message size (default 16 MiB)")
+    p.add_argument("--pair-parallel", type=a.positive_count, default=8, metavar="N",
+                   help="run at most N pair tests of a round at once (default 8). A round's pairs share no cable, "
+                   "so fewer at once changes no cable's load: 1 keeps tests on hosts that share CPUs (network "
+                   "namespaces or containers on one machine) from slowing each other")
     p.add_argument("--backend", choices=("gloo", "nccl"), default="gloo", help="torch.distributed backend (default gloo)")
     p.add_argument("--nccl-tests", metavar="BINARY",
                    help="run nccl-tests binaries (MPI build) instead of fabricdoc's torch test; BINARY is "
@@ -102,6 +106,7 @@ def config_from_args(args: argparse.Namespace):
         hours=args.hours, checkpoint_minutes=args.checkpoint_minutes, timeout_s=args.timeout, history=args.history,
         hosts=hosts_arg(args.hosts, "--hosts") if args.hosts is not None else None, launcher=args.launcher,
         bandwidth=not args.no_bandwidth, test_timeout_s=args.test_timeout, size_bytes=args.size,
+        pair_parallel=args.pair_parallel,
         backend=args.backend, journal=getattr(args, "journal", None), resume=getattr(args, "resume", False),
         slow_ratio=args.slow_ratio,
         nccl_tests=args.nccl_tests, drain_policy=a.drain_policy_of(args),

@@ -13,7 +13,7 @@ at once and loses 40% of the data packets of any more (NetnsLab.collapse, nftabl
 sweep's measure loop runs the pair rounds (every pair passes: one flow per cable) and
 then the groups (alltoall screening and adaptive isolation); localization names that
 cable, in the direction that collapsed, as a load-only fault.
-Measured here: pairs 0.51-0.97 of expected, the six-host alltoall 0.13, the 2+2
+Measured here: pairs 0.87-1.0 of expected (one at a time), the six-host alltoall 0.13, the 2+2
 cross-leaf alltoall 0.24, one-way fans of two senders over the uplink 0.18-0.20 and of
 one 0.90, fans into each leaf01 host 0.98 (a tbf whose queue was cut short did not
 collapse reliably on this machine's two shared cores; dropping a counted flow's packets does).
@@ -117,7 +117,10 @@ def test_a_load_only_uplink_the_pair_rounds_pass_is_found_by_the_groups_and_name
     with mod.NetnsLab(fabric) as lab:
         _address(lab, fabric)
         lab.collapse(uplink, over_flows=3, loss_pct=40.0)
-        cfg = SweepConfig(launcher="netns", size_bytes=1 << 20, test_timeout_s=60.0)
+        # One pair test at a time: a round's pairs share no cable, but eight torch processes on two shared
+        # cores slowed each other to 0.64-0.99 of expected (one at a time: 0.88-1.0), and the learned
+        # judgment rightly read a host 15% below the rest as a gray fault.
+        cfg = SweepConfig(launcher="netns", size_bytes=1 << 20, test_timeout_s=60.0, pair_parallel=1)
         obs = Observations()
         found = measure_and_retest(fabric, obs, LauncherMeasure(fabric, cfg, lambda *_: None), options, groups=True)
         drops = lab.collapse_drops(uplink)

@@ -168,3 +168,40 @@ def test_resuming_a_journal_of_another_plan_is_refused_with_one_line(tmp_path):
 def test_resume_without_a_journal_file_is_refused(tmp_path):
     with pytest.raises(ConfigError, match="no journal to resume"):
         _sweep(fat_tree_2(3, 2, 2), Runner(), tmp_path / "missing.jsonl", resume=True)
+
+
+def test_pair_parallel_caps_how_many_pair_tests_of_a_round_run_at_once(monkeypatch):
+    import fabricdoc.bandwidth.runner as runner_module
+
+    f = fat_tree_2(4, 2, 2)
+    caps: list[int] = []
+    real = runner_module._run_round
+
+    def spy(runner, todo, max_parallel):
+        caps.append(max_parallel)
+        return real(runner, todo, max_parallel)
+
+    monkeypatch.setattr(runner_module, "_run_round", spy)
+    for given, want in ((None, 8), (1, 1)):
+        caps.clear()
+        cfg = SweepConfig(fabric="roce", launcher="local") if given is None else \
+            SweepConfig(fabric="roce", launcher="local", pair_parallel=given)
+        measure = LauncherMeasure(f, cfg, lambda *a: None, runner=Runner())
+        measure(plan_sweep(f), 0, [])
+        assert caps and set(caps) == {want}
+
+
+def test_the_sweep_flag_pair_parallel_reaches_the_config_and_refuses_zero(capsys):
+    import argparse
+
+    from fabricdoc.cli import sweep as sweep_cli
+
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers()
+    sweep_cli.register(sub)
+    args = parser.parse_args(["sweep", "--pair-parallel", "1"])
+    assert sweep_cli.config_from_args(args).pair_parallel == 1
+    assert sweep_cli.config_from_args(parser.parse_args(["sweep"])).pair_parallel == 8
+    with pytest.raises(SystemExit) as stop:
+        parser.parse_args(["sweep", "--pair-parallel", "0"])
+    assert stop.value.code == 2 and "--pair-parallel" in capsys.readouterr().err
