@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from fabricdoc.analysis.blame import named_cable
+from fabricdoc.analysis.blame import measured_only, named_cable, slow_figures
 from fabricdoc.analysis.localize import Options, localize
 from fabricdoc.analysis.rules import load_rules
 from fabricdoc.analysis.suspects import (
@@ -40,7 +40,7 @@ from fabricdoc.bandwidth.runner import (
 from fabricdoc.errors import ConfigError, FabricdocError, TopologyError
 from fabricdoc.fabric.identity import align
 from fabricdoc.impact.records import ImpactSection
-from fabricdoc.model.expectation import GroupJudge, TestJudgement
+from fabricdoc.model.expectation import GroupJudge, TestJudgement, explains
 from fabricdoc.model.findings import Finding
 from fabricdoc.model.groups import group_flows
 from fabricdoc.model.records import GroupResult, LinkKey, Observations, PairResult
@@ -198,22 +198,25 @@ def measure_and_retest(
         progress("groups", 0, total)
         judge = GroupJudge(judged.expectations, options.slow_ratio)
         done = isolate(fabric, make(obs.groups), screens, judge=judge, first_round=rounds,
-                       expect=group_expectation, chase=groups, explained=_blamed_links(fabric, findings),
+                       expect=group_expectation, chase=groups,
+                       explained=blamed_figures(fabric, findings, obs.pairs, judged),
                        progress=lambda n, known: progress("groups", n, known), reference=reference)
         progress("groups", done.tests, done.tests)
         rounds += done.rounds  # group tests are counted in the report's tests.groups_* (not as planned pairs)
         group_load, isolation_left = groups, done.unfinished
         judged, findings = judged_findings()
-    unexplained = len(unexplained_groups(fabric, obs.groups, judged, findings)) if obs.groups else 0
+    unexplained = len(unexplained_groups(fabric, obs, judged, findings)) if obs.groups else 0
     return Measured(findings, rounds, planned, judged, errors, group_load, isolation_left, unexplained)
 
 
-def unexplained_groups(fabric: Fabric, groups: list[GroupResult], judged: TestJudgement,
+def unexplained_groups(fabric: Fabric, obs: Observations, judged: TestJudgement,
                        findings: list[Finding]) -> list[GroupResult]:
     """The failing group tests that no named part explains (none of their flows crosses a cable or switch
-    named at warning or worse) and that did not pass when the same hosts ran it again: the fabric was
-    slower under that load than it should be and isolation could not say why, so the sweep cannot pass."""
-    named = _blamed_links(fabric, findings)
+    named at warning or worse that explains how slow they were, see :func:`blamed_figures`) and that did not
+    pass when the same hosts ran it again: the fabric was slower under that load than it should be and
+    isolation could not say why, so the sweep cannot pass."""
+    named = blamed_figures(fabric, findings, obs.pairs, judged)
+    groups = obs.groups
     out = []
     for j, g in enumerate(groups):
         if not judged.group_failed(j, g):
@@ -226,8 +229,21 @@ def unexplained_groups(fabric: Fabric, groups: list[GroupResult], judged: TestJu
             crossed = {k for hops in group_flows(fabric, g.members, g.test) for k, _ in hops}
         except TopologyError:
             crossed = set()
-        if not crossed & named:
+        slow_ratio = judged.expectations.slow_ratio
+        if not any(explains(named[k], judged.groups[j], slow_ratio) for k in crossed if k in named):
             out.append(g)
+    return out
+
+
+def blamed_figures(fabric: Fabric, findings: list[Finding], pairs: list[PairResult],
+                   judged: TestJudgement) -> dict[LinkKey, float | None]:
+    """The cables the findings so far name, each with how slow it is where only slow pair tests blame it
+    (:func:`~fabricdoc.analysis.blame.slow_figures`), else None (down, hung, erroring, a switch's: no figure
+    says how far it slows a group)."""
+    out: dict[LinkKey, float | None] = dict.fromkeys(_blamed_links(fabric, findings))
+    measured = {key for f in findings if f.severity != Severity.INFO and f.kind not in ("pair", "switch")
+                and measured_only(f.evidence) and (key := named_cable(fabric, f)) is not None and key in out}
+    out.update(slow_figures(fabric, pairs, judged, measured))
     return out
 
 

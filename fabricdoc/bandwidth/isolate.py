@@ -35,13 +35,13 @@ not chased.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Collection, Generator, Sequence
+from collections.abc import Callable, Collection, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from fabricdoc.bandwidth.groups import GroupTest, expected_round, split
 from fabricdoc.bandwidth.switch_probes import Crossings, switch_probes
 from fabricdoc.errors import TopologyError
-from fabricdoc.model.expectation import GroupJudge
+from fabricdoc.model.expectation import GroupJudge, Judged, explains
 from fabricdoc.model.groups import (
     channel_load,
     fan,
@@ -142,18 +142,28 @@ def isolate(
     max_rounds: int = 32,
     probes: int = 8,
     chase: bool = True,
-    explained: Collection[LinkKey] = (),
+    explained: Mapping[LinkKey, float | None] | None = None,
     progress: Callable[[int, int], None] | None = None,
     reference: Sequence[GroupTest] = (),
 ) -> Isolation:
     """Run ``screens`` and chase every failing group until each is isolated (or ``max_rounds`` pass);
     ``chase=False`` runs the screens only. The ``reference`` round (groups no spine carries) runs after
-    them when their groups leave the healthy figure in doubt (:meth:`GroupJudge.doubtful`). A failing group whose routes cross an ``explained`` cable
-    (one other evidence already blamed) is not chased: that cable explains it. ``judge`` says which
-    results failed (default: against what the healthy groups seen so far reach). ``progress(done,
-    known)`` is told after every round: group tests run, and those known so far (screens plus the
-    chases' probes, which grow as isolation finds more to chase)."""
+    them when their groups leave the healthy figure in doubt (:meth:`GroupJudge.doubtful`). ``judge`` says
+    which results failed (default: against what the healthy groups seen so far reach); a slow group, screen
+    or probe, whose routes cross an ``explained`` cable (one other evidence already blamed, with the relative
+    figure its tests reached; None: no figure) does not fail where that cable explains it
+    (:func:`~fabricdoc.model.expectation.explains`): it is not chased, and a chase reads it as passing.
+    ``progress(done, known)`` is told after every round: group tests run, and those known so far (screens
+    plus the chases' probes, which grow as isolation finds more to chase)."""
     judge = judge or GroupJudge()
+    if explained:
+        blamed = dict(explained)
+
+        def excused(group: GroupResult, got: Judged) -> bool:
+            crossed = _crossed(fabric, group.members, group.test) & blamed.keys()
+            return any(explains(blamed[k], got, judge.slow_ratio) for k in crossed)
+
+        judge.excuse(excused)
     state = _State(fabric, judge)
     out = Isolation(judge=judge)
 
@@ -268,12 +278,11 @@ def isolate(
     if chase:
         # A failing group holding a smaller failing group is left to that one's chase (its failure most
         # likely is that one's); one crossing a cable other evidence blamed is explained already.
-        blamed = set(explained)
         minimal = [t for t in failing if not any(o is not t and o.nodes < t.nodes for o in failing)]
-        start([t for t in minimal if not _crosses(fabric, t, blamed)])
+        start(minimal)
         drive()
         # ... unless every smaller one passed when run again (a transient): then it is chased itself.
-        later = [t for t in failing if t not in minimal and not _crosses(fabric, t, blamed)
+        later = [t for t in failing if t not in minimal
                  and all(passed_again(o) for o in failing if o is not t and o.nodes < t.nodes)]
         start(later)
         drive()
@@ -397,13 +406,12 @@ def _bisect_switches(state: _State, run: Callable[[list[GroupTest]], list[GroupR
     return not cands
 
 
-def _crosses(fabric: Fabric, test: GroupTest, links: set[LinkKey]) -> bool:
-    if not links:
-        return False
+def _crossed(fabric: Fabric, members: Sequence[PortRef], test: str) -> set[LinkKey]:
+    """The cables a group's flows cross on today's routes (none where they cannot be routed)."""
     try:
-        return any(k in links for hops in group_flows(fabric, test.members, test.test) for k, _ in hops)
+        return {k for hops in group_flows(fabric, members, test) for k, _ in hops}
     except TopologyError:
-        return False
+        return set()
 
 
 def _chase(test: GroupTest, state: _State, probes: int) -> _Chase:

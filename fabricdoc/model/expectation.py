@@ -646,6 +646,17 @@ def set_apart(pairs: Sequence[PairResult], paths: Sequence[tuple[LinkKey, ...] |
     return {i for i in apart if pairs[i].test not in keep}
 
 
+def explains(cable: float | None, group: Judged, slow_ratio: float | None = None) -> bool:
+    """Whether a cable other evidence blamed at relative figure ``cable`` (None: no figure, a cable down or
+    erroring) explains a failing ``group``: the group, taken over that figure, is no longer slow (a hung group,
+    or one without a figure, is explained). A 0.8x cable slows a group through it to about 0.8; it does not
+    take it to 0.5: a load-only fault behind it is still to be found."""
+    if cable is None or group.relative is None or group.baseline is None:
+        return True
+    below = group.baseline.slowest_ok if slow_ratio is None else slow_ratio
+    return group.relative >= cable * below
+
+
 class GroupJudge:
     """Judges group collectives as isolation gets them: against what healthy groups of the same collective
     and size reach so far (every result seen, learned as :func:`learn` does), the pair tests' figure while
@@ -656,6 +667,12 @@ class GroupJudge:
         self.slow_ratio = slow_ratio
         self.samples: list[Sample] = []
         self._current: Expectations | None = None
+        self._excused: Callable[[GroupResult, Judged], bool] | None = None
+
+    def excuse(self, excused: Callable[[GroupResult, Judged], bool]) -> None:
+        """From now on a slow group ``excused(group, judged)`` holds is not failed: a part other evidence
+        already blamed explains it (isolation then chases only what that part does not)."""
+        self._excused = excused
 
     def see(self, results: Iterable[GroupResult]) -> None:
         """Add a round's results to what healthy groups are learned from."""
@@ -670,7 +687,13 @@ class GroupJudge:
         samples = group_samples(group, -1)
         if not samples:
             return False
-        return self._expectations().judge(samples).slow
+        judged = self._expectations().judge(samples)
+        return judged.slow and (self._excused is None or not self._excused(group, judged))
+
+    def judged(self, group: GroupResult) -> Judged:
+        """``group`` judged against what healthy groups of its collective reach so far (hung: no figure)."""
+        samples = group_samples(group, -1) if group.status == "ok" else []
+        return self._expectations().judge(samples) if samples else NO_JUDGEMENT
 
     def doubtful(self, test: str) -> bool:
         """Whether the groups of collective ``test`` seen so far leave what a healthy one reaches in doubt:

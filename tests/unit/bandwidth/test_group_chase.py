@@ -47,6 +47,24 @@ def test_a_slow_pair_no_cable_explains_does_not_stop_groups_naming_a_load_only_u
     assert fabric.link_at(PortRef(f.node_ids[0], f.endpoints[0][1])).key == bad
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_gray_host_cable_the_pairs_name_does_not_hide_a_load_only_uplink_its_groups_also_cross(seed):
+    """A host cable at 0.8x, named by the pair rounds, explains a group through it at ~0.8 of healthy, not the
+    ~0.5 the collapsing uplink of its leaf takes the leaf-pair group to: that group is chased (before, it
+    was left to the gray cable and the sweep named that alone)."""
+    fabric = fat_tree_2(leaves=4, spines=4, hosts_per_leaf=4)
+    bad = next(k for k in fabric.links if {k.a.node, k.b.node} == {"leaf02", "spine02"})
+    gray = [p for p in fabric.host_ports() if fabric.peer(p).node == "leaf02"][seed]
+    sim = Simulator(fabric, [Fault("load_collapse", port=bad.a, flows=2), Fault("slow", port=gray, factor=0.8)],
+                    seed=seed)
+    found = measure_and_retest(sim.truth, Observations(), SimMeasure(sim), Options(), groups=True)
+    named = {fabric.link_at(PortRef(f.node_ids[0], f.endpoints[0][1])).key: f.fault for f in found.findings
+             if f.severity != "info" and f.kind != "switch"}
+    assert named == {fabric.link_at(gray).key: "degraded_bandwidth", bad: named.get(bad)}, named
+    assert named[bad] in ("load_collapse", "degraded_bandwidth")  # located; load-only where a lower load passed
+    assert found.groups_unexplained == 0
+
+
 @pytest.mark.parametrize(("leaf", "spine"), [("leaf03", "spine02"), ("leaf04", "spine03"), ("leaf03", "spine04")])
 def test_a_collapsed_uplink_is_named_not_the_host_cable_its_flows_fan_into(leaf, spine):
     """A fan into one host through a collapsed uplink fails at the host's cable as well; tests that passed

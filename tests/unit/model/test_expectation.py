@@ -18,6 +18,7 @@ from fabricdoc.model.expectation import (
     GroupJudge,
     Sample,
     Shape,
+    explains,
     healthy_bulk,
     history_samples,
     judge_observations,
@@ -216,6 +217,24 @@ def test_groups_are_learned_from_screens_not_from_the_probes_isolation_chose_for
     assert not judge.failed(screens[0]) and judge.failed(probes[0])
     assert judge.failed(GroupResult((PortRef("a", 1),), "alltoall", "hung", None, 100.0))
     assert not judge.failed(GroupResult((PortRef("a", 1),), "alltoall", "error", None, 100.0))
+
+
+def test_a_cable_blamed_at_a_figure_explains_groups_as_slow_as_it_and_not_far_slower_ones():
+    # Six healthy leaf groups at ~0.8 of the flow model; a group through a host cable its pairs read at 0.8
+    # of healthy runs at ~0.8 of healthy (explained), one that a load-only fault also slows runs at 0.5.
+    screens = _screens([80.0, 79.0, 81.0, 80.5, 79.5, 80.0])
+    judge = GroupJudge()
+    judge.see(screens)
+    through_gray, behind_it = _screens([64.5, 40.0])
+    assert judge.failed(through_gray) and judge.failed(behind_it)
+    assert explains(0.8, judge.judged(through_gray)) and not explains(0.8, judge.judged(behind_it))
+    assert explains(0.5, judge.judged(behind_it))  # a cable at half its rate: as slow as it makes a group
+    assert explains(None, judge.judged(behind_it))  # a cable down or erroring: no figure, explains any
+    hung = GroupResult((PortRef("a", 1),), "alltoall", "hung", None, 100.0)
+    assert explains(0.8, judge.judged(hung))
+    # The judge isolation hands a blamed cable's figure: the group it explains no longer fails.
+    judge.excuse(lambda g, got: explains(0.8, got))
+    assert not judge.failed(through_gray) and judge.failed(behind_it)
 
 
 def test_a_gray_fault_on_a_third_of_a_small_fabrics_tests_does_not_widen_the_noise_to_hide_it():
