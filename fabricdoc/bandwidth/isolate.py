@@ -621,6 +621,7 @@ def _bisect_channels(test: GroupTest, state: _State, limit: int) -> Generator[li
     candidates = _overloaded(test, state, limit) or _host_port(test, state)
     crossed = Crossings(state.fabric)
     ran: set[tuple[str, tuple[PortRef, ...]]] = set()
+    picked: list[tuple[Channel, list[tuple[PortRef, PortRef]]]] | None = None  # a failing fan's one direction
 
     def fresh(probe: GroupTest | None) -> bool:
         if probe is None or (probe.test, probe.members) in ran:
@@ -635,10 +636,24 @@ def _bisect_channels(test: GroupTest, state: _State, limit: int) -> Generator[li
                      + (f" and {len(first) - 1} more" if len(first) > 1 else ""))
         if not fresh(probe):
             break
+        before = dict(state.passing_load)  # what passed before this probe (its own pass would raise it)
         results = yield [probe]  # type: ignore[list-item]
         if results[0].status == "error":
             return
-        candidates = first if state.judge.failed(results[0]) else second
+        if state.judge.failed(results[0]):
+            # One direction into a switch: its flows may have loaded directions of the other half beyond
+            # what passed too (flows from one leaf into a host behind another cross both uplinks), and those
+            # stay suspects beside it. (Into a host port the probes below tell it from the rest already;
+            # keeping more there named a sibling uplink on the odd leaf-spine.)
+            into_switch = state.fabric.nodes[channel_ends(first[0][0])[1].node].kind != "host"
+            load = _probe_load(state.fabric, probe) if len(first) == 1 and into_switch else Counter()
+            kept = [c for c in second if load.get(c[0], 0) > before.get(c[0], 0)]
+            picked = first if kept else picked
+            candidates = first + kept
+            if len(candidates) == len(first) + len(second):
+                break  # it told nothing apart: the directions are probed alone below
+        else:
+            candidates = second
     if len(candidates) > 1:
         # Directions the same flows always cross together (a host's chain: on a fat-tree with routes by
         # destination, every flow into a host from beyond its leaf comes down one agg -> leaf direction): a
@@ -661,6 +676,10 @@ def _bisect_channels(test: GroupTest, state: _State, limit: int) -> Generator[li
         candidates = left
         if len(candidates) == 1:
             break
+    if len(candidates) != 1 and picked is not None and picked[0] in candidates:
+        # No probe alone could tell them apart (a small fabric: too few hosts to load one without the
+        # other): the direction the failing fan was built for, as the bisection would have ended.
+        candidates = picked
     if len(candidates) != 1:
         return
     chan, edges = candidates[0]
@@ -702,6 +721,14 @@ def _bisect_channels(test: GroupTest, state: _State, limit: int) -> Generator[li
         back = _reverse(test, state, into, edges, channel_name(state.fabric, into))
         if fresh(back):
             yield from _run_reverse(back, state)  # type: ignore[arg-type]
+
+
+def _probe_load(fabric: Fabric, probe: GroupTest) -> Counter[Channel]:
+    """How many of ``probe``'s flows cross each cable direction (none where its flows cannot be routed)."""
+    try:
+        return channel_load(group_flows(fabric, probe.members, probe.test))
+    except TopologyError:
+        return Counter()
 
 
 def _run_reverse(probe: GroupTest, state: _State) -> Generator[list[GroupTest], list[GroupResult], None]:
