@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from fabricdoc.analysis.blame import measured_only, named_cable, slow_figures
+from fabricdoc.analysis.blame import named_cable, slow_figure
 from fabricdoc.analysis.localize import Options, localize
 from fabricdoc.analysis.rules import load_rules
 from fabricdoc.analysis.suspects import (
@@ -199,24 +199,23 @@ def measure_and_retest(
         judge = GroupJudge(judged.expectations, options.slow_ratio)
         done = isolate(fabric, make(obs.groups), screens, judge=judge, first_round=rounds,
                        expect=group_expectation, chase=groups,
-                       explained=blamed_figures(fabric, findings, obs.pairs, judged),
+                       explained=blamed_figures(fabric, findings),
                        progress=lambda n, known: progress("groups", n, known), reference=reference)
         progress("groups", done.tests, done.tests)
         rounds += done.rounds  # group tests are counted in the report's tests.groups_* (not as planned pairs)
         group_load, isolation_left = groups, done.unfinished
         judged, findings = judged_findings()
-    unexplained = len(unexplained_groups(fabric, obs, judged, findings)) if obs.groups else 0
+    unexplained = len(unexplained_groups(fabric, obs.groups, judged, findings)) if obs.groups else 0
     return Measured(findings, rounds, planned, judged, errors, group_load, isolation_left, unexplained)
 
 
-def unexplained_groups(fabric: Fabric, obs: Observations, judged: TestJudgement,
+def unexplained_groups(fabric: Fabric, groups: list[GroupResult], judged: TestJudgement,
                        findings: list[Finding]) -> list[GroupResult]:
     """The failing group tests that no named part explains (none of their flows crosses a cable or switch
     named at warning or worse that explains how slow they were, see :func:`blamed_figures`) and that did not
     pass when the same hosts ran it again: the fabric was slower under that load than it should be and
     isolation could not say why, so the sweep cannot pass."""
-    named = blamed_figures(fabric, findings, obs.pairs, judged)
-    groups = obs.groups
+    named = blamed_figures(fabric, findings)
     out = []
     for j, g in enumerate(groups):
         if not judged.group_failed(j, g):
@@ -235,15 +234,19 @@ def unexplained_groups(fabric: Fabric, obs: Observations, judged: TestJudgement,
     return out
 
 
-def blamed_figures(fabric: Fabric, findings: list[Finding], pairs: list[PairResult],
-                   judged: TestJudgement) -> dict[LinkKey, float | None]:
+def blamed_figures(fabric: Fabric, findings: list[Finding]) -> dict[LinkKey, float | None]:
     """The cables the findings so far name, each with how slow it is where only slow pair tests blame it
-    (:func:`~fabricdoc.analysis.blame.slow_figures`), else None (down, hung, erroring, a switch's: no figure
+    (:func:`~fabricdoc.analysis.blame.slow_figure`), else None (down, hung, erroring, a switch's: no figure
     says how far it slows a group)."""
     out: dict[LinkKey, float | None] = dict.fromkeys(_blamed_links(fabric, findings))
-    measured = {key for f in findings if f.severity != Severity.INFO and f.kind not in ("pair", "switch")
-                and measured_only(f.evidence) and (key := named_cable(fabric, f)) is not None and key in out}
-    out.update(slow_figures(fabric, pairs, judged, measured))
+    figures: dict[LinkKey, list[float | None]] = {}
+    for f in findings:
+        if f.severity != Severity.INFO and f.kind not in ("pair", "switch"):
+            key = named_cable(fabric, f)
+            if key in out:
+                figures.setdefault(key, []).append(slow_figure(f.evidence))
+    for key, got in figures.items():  # two findings on one cable: a figure only where each has one
+        out[key] = None if None in got else min(got)  # type: ignore[type-var]
     return out
 
 

@@ -3,16 +3,12 @@ cable a finding names, and how slow a cable only slow pair tests blame is."""
 
 from __future__ import annotations
 
-import statistics
-from collections.abc import Iterable, Sequence
-from collections.abc import Set as AbstractSet
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from fabricdoc.errors import TopologyError
-from fabricdoc.model.evidence import CounterEvidence, Evidence, SlowPairsEvidence
-from fabricdoc.model.expectation import TestJudgement
+from fabricdoc.model.evidence import CounterEvidence, Evidence, GroupLoadEvidence, SlowPairsEvidence
 from fabricdoc.model.findings import Finding
-from fabricdoc.model.records import LinkKey, PairResult, PortRef
+from fabricdoc.model.records import LinkKey, PortRef
 from fabricdoc.model.severity import Severity
 from fabricdoc.model.topology import Fabric
 
@@ -43,27 +39,14 @@ def named_cable(fabric: Fabric, f: Finding) -> LinkKey | None:
     return link.key if link is not None else None
 
 
-def measured_only(evidence: Iterable[Evidence]) -> bool:
-    """Whether slow pair tests blame a cable and no counter does: how slow it is, is what they measured (an
-    erroring cable may get worse under load than one flow showed)."""
-    kinds = [type(e) for e in evidence]
-    return SlowPairsEvidence in kinds and CounterEvidence not in kinds
-
-
-def slow_figures(fabric: Fabric, pairs: Sequence[PairResult], judged: TestJudgement,
-                 cables: AbstractSet[LinkKey]) -> dict[LinkKey, float]:
-    """How slow each of ``cables`` is: the median relative figure of the slow pair tests through it (a cable
-    slow pair tests blame slows a group through it about that much, see
-    :func:`~fabricdoc.model.expectation.explains`). Cables no slow finished test crossed get none."""
-    figures: dict[LinkKey, list[float]] = {}
-    for i, p in enumerate(pairs):
-        rel = judged.pairs[i].relative
-        if not cables or p.status != "ok" or rel is None or not judged.pair_slow(i, p):
-            continue
-        try:
-            path = fabric.path(p.src, p.dst)
-        except TopologyError:
-            continue
-        for key in cables.intersection(path):
-            figures.setdefault(key, []).append(rel)
-    return {k: statistics.median(v) for k, v in figures.items()}
+def slow_figure(evidence: Iterable[Evidence]) -> float | None:
+    """How slow a cable is that only slow pair tests blame: the median relative figure of the tests it
+    explains (a gray cable slows a group through it about that much, see
+    :func:`~fabricdoc.model.expectation.explains`). None where nothing measured it so, or a counter or a
+    group test blames it too (an erroring cable may get worse under load than one flow showed; one that
+    collapses under load is as slow as that load makes it)."""
+    evidence = list(evidence)
+    if any(isinstance(e, (CounterEvidence, GroupLoadEvidence)) for e in evidence):
+        return None
+    figures = [e.median_relative for e in evidence if isinstance(e, SlowPairsEvidence) and e.median_relative is not None]
+    return min(figures) if figures else None

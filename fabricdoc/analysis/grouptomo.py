@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fabricdoc.analysis.blame import Blame, measured_only, slow_figures
+from fabricdoc.analysis.blame import Blame, slow_figure
 from fabricdoc.analysis.confidence import confidence, severity_for, slow_severity
 from fabricdoc.errors import TopologyError
 from fabricdoc.model.evidence import GroupLoadEvidence, GroupSample
@@ -129,14 +129,14 @@ def from_groups(fabric: Fabric, obs: Observations, judged: TestJudgement,
     tests = _tests(fabric, obs, judged)
     # Cables other evidence names (warning or worse; a suspect to re-test explains nothing yet).
     blamed = {k for k, b in blame.items() if any(sev.rank > Severity.INFO.rank for sev in b.faults.values())}
-    figures = slow_figures(fabric, obs.pairs, judged, {k for k in blamed if measured_only(blame[k].evidence)})
+    figures = {k: slow_figure(blame[k].evidence) for k in blamed}
     index = {id(g): j for j, g in enumerate(obs.groups)}
 
     def excused(t: _Test) -> bool:
         """A cable other evidence blamed explains this failing group (as slow as that cable makes it)."""
         crossed = {e[1][0] for e in t.load if e[0] == "chan"} & blamed  # type: ignore[index]
         got = judged.groups[index[id(t.group)]]
-        return any(explains(figures.get(k), got, judged.expectations.slow_ratio) for k in crossed)
+        return any(explains(figures[k], got, judged.expectations.slow_ratio) for k in crossed)
 
     failing = [i for i, t in enumerate(tests) if t.failed and t.group is not None and not excused(t)]
     if not failing:

@@ -365,9 +365,8 @@ def test_a_failing_group_that_passes_again_or_crosses_a_named_cable_is_explained
     cable = fabric.link_at(c[0]).key
     named = Finding("", "link", "cable", "degraded_bandwidth", Severity.ERROR, 0.9, [],
                     [(cable.a.node, cable.a.port), (cable.b.node, cable.b.port)], [cable.a.node, cable.b.node])
-    obs = Observations(groups=groups)
-    assert unexplained_groups(fabric, obs, judged, [named]) == [groups[0]]
-    assert unexplained_groups(fabric, obs, judged, []) == [groups[0], groups[2]]
+    assert unexplained_groups(fabric, groups, judged, [named]) == [groups[0]]
+    assert unexplained_groups(fabric, groups, judged, []) == [groups[0], groups[2]]
 
 
 def test_isolation_stopped_by_its_round_cap_is_not_seen():

@@ -237,6 +237,19 @@ def test_a_cable_blamed_at_a_figure_explains_groups_as_slow_as_it_and_not_far_sl
     assert not judge.failed(through_gray) and judge.failed(behind_it)
 
 
+def test_a_cable_has_a_figure_to_explain_groups_by_only_where_slow_pair_tests_alone_blame_it():
+    from fabricdoc.analysis.blame import slow_figure
+    from fabricdoc.model.evidence import CounterEvidence, GroupLoadEvidence, SlowPairsEvidence
+
+    pairs = SlowPairsEvidence(tests=4, slow=3, worst_ratio=0.7, median_ratio=0.75, median_relative=0.8)
+    counters = CounterEvidence("leaf01", 3, "symbol_errors", 56.0, 5.6, 10.0)
+    groups = GroupLoadEvidence(tests=3, failing=2, failing_flows=4, passing_flows=2, worst_ratio=0.2)
+    assert slow_figure([pairs]) == 0.8
+    assert slow_figure([pairs, counters]) is None  # erroring: may get worse under load than one flow showed
+    assert slow_figure([pairs, groups]) is None  # collapsing under load: as slow as that load makes it
+    assert slow_figure([counters]) is None  # nothing measured how slow
+
+
 def test_a_gray_fault_on_a_third_of_a_small_fabrics_tests_does_not_widen_the_noise_to_hide_it():
     # 16 hosts, 28 tests, 8 of them through a cable at 0.85x: they sit just below the healthy bulk. Read
     # from the lower half alone, the spread would swallow them (17% here before the upper half bounded it).
