@@ -243,6 +243,19 @@ def isolate(
         return any(r.members == t.members and r.test == t.test and r.status == "ok" and not judge.failed(r)
                    for r in out.results[screened:])
 
+    def switches_pointed(probed: list[tuple[GroupTest, GroupResult]]) -> tuple[set[LinkKey], set[str]] | None:
+        """When every probe of a chase that failed and pointed at a part is a one-way load through suspect
+        switches: the cables those loads overloaded, and those switches; else None."""
+        pointed = [t for t, r in probed if r.status in ("ok", "hung") and judge.failed(r) and _points(t)
+                   and not passed_again(t)]
+        suspects = _suspect_switches(state)
+        fans = [_loads(fabric, t) for t in pointed if t.phase == "cross"]
+        hits = [(chans, sws) for chans, sws in fans if sws.keys() & suspects]
+        if not hits or len(hits) != len(pointed):
+            return None
+        over = {c[0] for chans, _ in hits for c, n in chans.items() if n > state.passing_load[c]}
+        return over, {sw for _, sws in hits for sw in sws} & suspects
+
     def advance() -> None:
         """One round: the next step of every chase whose hosts no other chase of the round uses."""
         used: set[str] = set()
@@ -273,6 +286,15 @@ def isolate(
                     # A switch that failed its own probe explains the groups through it: their chases end.
                     for other in [c for c in chases if _loads(fabric, roots[id(c)])[1].keys() & state.named]:
                         end(other)
+                elif not stop.value and (hit := switches_pointed(probed)) is not None:
+                    # Its failing one-way loads all crossed suspect switches (a throttling spine slows the
+                    # egress its fan converged on): when chases still running cross them too, probe those
+                    # switches now, by other cables, rather than chase the same switch again.
+                    over, crossed = hit
+                    if any(_loads(fabric, roots[id(c)])[1].keys() & crossed for c in chases):
+                        _bisect_switches(state, run, lambda: out.rounds < max_rounds, over, crossed)
+                        for other in [c for c in chases if _loads(fabric, roots[id(c)])[1].keys() & state.named]:
+                            end(other)
                 start(stop.value or [])
 
     if chase:

@@ -10,7 +10,7 @@ import pytest
 from fabricdoc.analysis.localize import Options
 from fabricdoc.bandwidth.simulated import SimMeasure
 from fabricdoc.fabric.faults import Fault
-from fabricdoc.fabric.generators import fat_tree_2
+from fabricdoc.fabric.generators import fat_tree_2, rail_optimized
 from fabricdoc.model.evidence import GroupLoadEvidence
 from fabricdoc.model.records import Observations, PortRef
 from fabricdoc.sources.sim.simulator import Simulator
@@ -156,6 +156,22 @@ class _OneSlowProbe(SimMeasure):
             return results
 
         return run
+
+
+@pytest.mark.parametrize("seed", [0, 2])
+def test_a_chase_ending_on_a_throttling_spines_egress_probes_that_spine_before_other_chases_through_it(seed):
+    """Rail-optimized, a spine that throttles to its cable count of flows. The first chase ends on fans into
+    a leaf through that spine, failing whichever senders carry them; a second failing leaf pair through the
+    same spine then chased it again with known-good hosts until isolation hit its 32-round cap (5 of 5
+    seeds). The spine is probed as soon as the first chase ends, and the chases through it stop there."""
+    fabric = rail_optimized(units=2, hosts_per_unit=4, rails=4, spines=4)
+    spine = "spine01" if seed == 0 else "spine04"
+    sim = Simulator(fabric, [Fault("switch_throttle", switch=spine, flows=len(fabric.node_links(spine)))], seed=seed)
+    obs = Observations()
+    found = measure_and_retest(sim.truth, obs, SimMeasure(sim), Options(), groups=True, full_load=True)
+    named = [(f.kind, f.node_ids, str(f.severity)) for f in found.findings if f.severity != "info"]
+    assert named == [("switch", [spine], "error")], named
+    assert found.isolation_left == 0
 
 
 def test_a_switch_probe_slowed_once_by_a_transient_is_run_again_and_clears_its_switch():
