@@ -69,12 +69,14 @@ def test_a_failing_fan_keeps_the_directions_of_the_other_half_it_overloaded_susp
                for g in obs.groups)
 
 
-@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("seed", [0, 1, 5, 12])
 def test_the_gloo_labs_load_only_uplink_is_named_in_the_simulator_of_its_shape(seed):
     """The gloo lab's fabric (three leaves of two hosts, one spine, tests/integration/gloo/test_group_load.py)
     with leaf01's uplink collapsing above 3 flows, in the simulator's realistic noise: too few hosts for any
     probe to load one cable direction without the other, so the chase follows the direction its failing fan
-    was built for (keeping the other half's directions suspect alone named nothing, 0 of 8 seeds)."""
+    was built for (keeping the other half's directions suspect alone named nothing, 0 of 8 seeds). At seeds
+    5 and 12 a transient slowed a cross-halves probe that loaded nothing beyond what passed, and the chase
+    ended on nothing: such a probe runs once more before the chase follows it."""
     fabric = fat_tree_2(leaves=3, spines=1, hosts_per_leaf=2, lanes=1, lane_gbps=0.1)
     uplink = next(k for k in fabric.links if {k.a.node, k.b.node} == {"leaf01", "spine01"})
     sim = Simulator(fabric, [Fault("load_collapse", port=uplink.a, flows=3)], seed=seed)
