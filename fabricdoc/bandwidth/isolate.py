@@ -48,6 +48,7 @@ from fabricdoc.model.groups import (
     fan_senders,
     group_edges,
     group_flows,
+    shown_full,
     switch_load,
 )
 from fabricdoc.model.paths import Channel, channel_ends, channel_name, directed
@@ -83,6 +84,7 @@ class _State:
         self.judge = judge
         self.good: set[PortRef] = set()
         self.passing_load: Counter[Channel] = Counter()  # most flows a passing test put on each direction
+        self.passing_filled: Counter[Channel] = Counter()  # ... where its round, passing, showed it full
         self.passing_switch: Counter[str] = Counter()  # most flows through each switch in a round a test passed
         self.failing_loads: dict[str, list[int]] = {}  # flows through each switch in each failing test's round
         self.few_failed: set[GroupTest] = set()  # failed where most of their round passed: rerun before probing
@@ -114,6 +116,7 @@ class _State:
         failing = [t for t, r in zip(tests, results, strict=True) if r.status in ("ok", "hung") and self.judge.failed(r)]
         if 2 * len(failing) < len(tests):
             self.few_failed.update(failing)
+        full = shown_full(self.fabric, [f for f in flows if f is not None])
         for t, r, f, load in zip(tests, results, flows, loads, strict=True):
             if r.status not in ("ok", "hung"):
                 continue
@@ -129,6 +132,8 @@ class _State:
             for chan, n in channel_load(f or []).items():
                 if n > self.passing_load[chan]:
                     self.passing_load[chan] = n
+                if chan in full and n > self.passing_filled[chan]:
+                    self.passing_filled[chan] = n
 
 
 def isolate(
@@ -648,6 +653,12 @@ def _bisect_channels(test: GroupTest, state: _State, limit: int) -> Generator[li
     either way: the bisection stops there, and so do the split and moved probes when the direction's own
     probe could not run."""
     candidates = _overloaded(test, state, limit) or _host_port(test, state)
+    if not candidates and test.phase == "cross" and not _suspect_switches(state):
+        # A group with no known-good hosts outside it failed across its halves beyond nothing that passed,
+        # and no switch a failing round loaded beyond a passing one's: the loads that passed may have left
+        # those directions half empty (an all-hosts alltoall held back by its host ports), which says
+        # nothing of that many flows. Beyond what a round showed full, then.
+        candidates = _overloaded(test, state, limit, state.passing_filled)
     crossed = Crossings(state.fabric)
     ran: set[tuple[str, tuple[PortRef, ...]]] = set()
     picked: list[tuple[Channel, list[tuple[PortRef, PortRef]]]] | None = None  # a failing fan's one direction
@@ -932,9 +943,12 @@ def _confirm(test: GroupTest, state: _State) -> list[GroupTest]:
     return out
 
 
-def _overloaded(test: GroupTest, state: _State, limit: int) -> list[tuple[Channel, list[tuple[PortRef, PortRef]]]]:
-    """The cable directions ``test`` loaded beyond what any passing test did, with the flows that crossed
-    each: the ``limit`` most overloaded (relative to what passed), ordered by where they start."""
+def _overloaded(test: GroupTest, state: _State, limit: int, passed: Mapping[Channel, int] | None = None
+                ) -> list[tuple[Channel, list[tuple[PortRef, PortRef]]]]:
+    """The cable directions ``test`` loaded beyond what any passing test did (``passed``: the most flows on
+    each that passed; default every passing test's), with the flows that crossed each: the ``limit`` most
+    overloaded (relative to what passed), ordered by where they start."""
+    passing = state.passing_load if passed is None else passed
     crossing: dict[Channel, list[tuple[PortRef, PortRef]]] = {}
     for src, dst in group_edges(test.members, test.test):
         try:
@@ -943,8 +957,8 @@ def _overloaded(test: GroupTest, state: _State, limit: int) -> list[tuple[Channe
             continue
         for chan in hops:
             crossing.setdefault(chan, []).append((src, dst))
-    ranked = sorted(((-len(e) / (state.passing_load.get(c, 0) + 1), str(c[0]), c[1], c) for c, e in crossing.items()
-                     if len(e) > state.passing_load.get(c, 0)))[:limit]
+    ranked = sorted(((-len(e) / (passing.get(c, 0) + 1), str(c[0]), c[1], c) for c, e in crossing.items()
+                     if len(e) > passing.get(c, 0)))[:limit]
     chans = sorted((c for *_, c in ranked), key=lambda c: (channel_ends(c)[0], str(c[0])))
     return [(c, crossing[c]) for c in chans]
 

@@ -160,6 +160,21 @@ class _OneSlowProbe(SimMeasure):
         return run
 
 
+@pytest.mark.parametrize(("seed", "port"), [(0, PortRef("leaf-su01-r2", 8)), (3, PortRef("leaf-su02-r3", 6))])
+def test_an_uplink_the_all_hosts_alltoall_left_half_empty_is_not_cleared_by_it(seed, port):
+    """Rail-optimized, a leaf's uplink collapsing above 2 flows. The all-hosts alltoall passed with 32 flows
+    on it, held back by its host ports, so the failing 2+2 cross probe overloaded nothing beyond what passed,
+    no one-way probe ran, and two uplinks it loaded alike stayed alike (the wrong one named at seed 0). With
+    no suspect switch, the directions are taken beyond what a round showed full instead, and bisected."""
+    fabric = rail_optimized(units=2, hosts_per_unit=4, rails=4, spines=4)
+    bad = fabric.link_at(port).key
+    sim = Simulator(fabric, [Fault("load_collapse", port=port, flows=2)], seed=seed)
+    found = measure_and_retest(sim.truth, Observations(), SimMeasure(sim), Options(), groups=True, full_load=True)
+    named = [(f.fault, fabric.link_at(PortRef(f.node_ids[0], f.endpoints[0][1])).key, str(f.severity))
+             for f in found.findings if f.severity != "info"]
+    assert named == [("load_collapse", bad, "error")], named
+
+
 @pytest.mark.parametrize("seed", [0, 2])
 def test_a_chase_ending_on_a_throttling_spines_egress_probes_that_spine_before_other_chases_through_it(seed):
     """Rail-optimized, a spine that throttles to its cable count of flows. The first chase ends on fans into
