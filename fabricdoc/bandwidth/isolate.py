@@ -12,8 +12,9 @@ load (a cable, a spine or a switch buffer that collapses when many flows meet):
 half of the suspect hosts at a time are kept and the group filled back to its
 size with known-good hosts (the same load on the kept hosts' cables and
 uplinks), or, with no known-good hosts outside the group, halves of each side
-are tried across the boundary; then the cable directions the last failing group
-overloaded are bisected with one-way ``fan`` probes carrying the flows that
+are tried across the boundary (one that fails loading nothing beyond what passed runs once more);
+then the cable directions the last failing group overloaded (for a cross probe, where nothing passing
+says otherwise, beyond what a passing round showed full) are bisected with one-way ``fan`` probes carrying the flows that
 crossed them, and the last one probed with its senders split and its load moved
 to other hosts. When no probe pointed at a cable or a host, the switches the
 failing groups loaded beyond what passed are probed, as many in a round as the
@@ -22,14 +23,15 @@ bottleneck (:mod:`fabricdoc.bandwidth.switch_probes`), every other suspect
 switch no harder than a passing test loaded it; a failing one-way probe that crossed a suspect
 switch points at it as much as at its cables, so the suspect switches it crossed are probed too, by
 other cables. The switches are probed as soon as one chase ends with its probes failing and none
-pointing at a part (the other chases may use up the rounds); a switch whose own probe then fails
+pointing at a part (the other chases may use up the rounds), or with its failing one-way probes all
+through suspect switches that chases still running cross; a switch whose own probe then fails
 twice explains the groups through it, and their chases end. Localization (:mod:`fabricdoc.analysis.grouptomo`) names the part
 from all the groups' routed paths and the pair tests together.
 
 All failing groups are chased at once: every round runs the next step of each,
 as long as no host is in two tests of the round. A failing group holding a
-smaller failing group, or crossing a cable other evidence already blamed, is
-not chased.
+smaller failing group, or crossing a cable other evidence already blamed that explains how slow it
+was, is not chased.
 """
 
 from __future__ import annotations
