@@ -37,12 +37,12 @@ from fabricdoc.bandwidth.runner import (
     group_rounds,
     run_plan,
 )
-from fabricdoc.errors import ConfigError, FabricdocError, TopologyError
+from fabricdoc.errors import ConfigError, FabricdocError
 from fabricdoc.fabric.identity import align
 from fabricdoc.impact.records import ImpactSection
 from fabricdoc.model.expectation import GroupJudge, TestJudgement, explains
 from fabricdoc.model.findings import Finding
-from fabricdoc.model.groups import group_flows
+from fabricdoc.model.groups import group_cables
 from fabricdoc.model.records import GroupResult, LinkKey, Observations, PairResult
 from fabricdoc.model.severity import Severity
 from fabricdoc.model.times import now_iso
@@ -169,7 +169,7 @@ def measure_and_retest(
     screened = rounds
     group_load, isolation_left = False, 0
     suspects = retest_suspects(fabric, findings, obs.pairs) if retest else []
-    blamed = _blamed_links(fabric, findings)
+    blamed = set(blamed_figures(fabric, findings))
     if retest:  # cables whose planned tests could not run are tested from other hosts in the same round
         planned_cables = [k for k, n in plan.coverage.items() if n > 0]
         suspects += [k for k in unmeasured_cables(fabric, planned_cables, obs.pairs, blamed)
@@ -224,10 +224,7 @@ def unexplained_groups(fabric: Fabric, groups: list[GroupResult], judged: TestJu
                       and not judged.group_failed(k, h) for k, h in enumerate(groups))
         if cleared:
             continue
-        try:
-            crossed = {k for hops in group_flows(fabric, g.members, g.test) for k, _ in hops}
-        except TopologyError:
-            crossed = set()
+        crossed = group_cables(fabric, g.members, g.test)
         slow_ratio = judged.expectations.slow_ratio
         if not any(explains(named[k], judged.groups[j], slow_ratio) for k in crossed if k in named):
             out.append(g)
@@ -235,32 +232,22 @@ def unexplained_groups(fabric: Fabric, groups: list[GroupResult], judged: TestJu
 
 
 def blamed_figures(fabric: Fabric, findings: list[Finding]) -> dict[LinkKey, float | None]:
-    """The cables the findings so far name, each with how slow it is where only slow pair tests blame it
-    (:func:`~fabricdoc.analysis.blame.slow_figure`), else None (down, hung, erroring, a switch's: no figure
-    says how far it slows a group)."""
-    out: dict[LinkKey, float | None] = dict.fromkeys(_blamed_links(fabric, findings))
+    """The cables the findings so far name (a switch's: all its cables), each with how slow it is where only
+    slow pair tests blame it (:func:`~fabricdoc.analysis.blame.slow_figure`), else None (down, hung,
+    erroring, a switch's: no figure says how far it slows a group). A slow pair no cable explained
+    (``kind == "pair"``) names no cable: groups crossing its hosts are chased."""
+    out: dict[LinkKey, float | None] = {}
     figures: dict[LinkKey, list[float | None]] = {}
-    for f in findings:
-        if f.severity != Severity.INFO and f.kind not in ("pair", "switch"):
-            key = named_cable(fabric, f)
-            if key in out:
-                figures.setdefault(key, []).append(slow_figure(f.evidence))
-    for key, got in figures.items():  # two findings on one cable: a figure only where each has one
-        out[key] = None if None in got else min(got)  # type: ignore[type-var]
-    return out
-
-
-def _blamed_links(fabric: Fabric, findings: list[Finding]) -> set[LinkKey]:
-    """The cables the findings so far name (a switch's: all its cables), so group isolation leaves them be.
-    A slow pair no cable explained (``kind == "pair"``) names no cable: groups crossing its hosts are chased."""
-    out: set[LinkKey] = set()
     for f in findings:
         if f.kind == "pair" or f.severity == Severity.INFO:  # a suspect to re-test names nothing yet
             continue
         if f.kind == "switch":
-            out.update(lk.key for nid in f.node_ids if nid in fabric.nodes for lk in fabric.node_links(nid))
+            out.update(dict.fromkeys(lk.key for nid in f.node_ids if nid in fabric.nodes
+                                     for lk in fabric.node_links(nid)))
         elif (key := named_cable(fabric, f)) is not None:
-            out.add(key)
+            figures.setdefault(key, []).append(slow_figure(f.evidence))
+    for key, got in figures.items():  # two findings on one cable: a figure only where each has one
+        out[key] = None if None in got else min(got)  # type: ignore[type-var]
     return out
 
 

@@ -48,8 +48,9 @@ from fabricdoc.model.groups import (
     channel_load,
     fan,
     fan_senders,
+    group_cables,
     group_edges,
-    group_flows,
+    routed_flows,
     shown_full,
     switch_load,
 )
@@ -86,7 +87,9 @@ class _State:
         self.judge = judge
         self.good: set[PortRef] = set()
         self.passing_load: Counter[Channel] = Counter()  # most flows a passing test put on each direction
-        self.passing_filled: Counter[Channel] = Counter()  # ... where its round, passing, showed it full
+        self.rounds: list[tuple[list[GroupTest], list[bool]]] = []  # each round's tests, and which passed
+        self._filled: Counter[Channel] = Counter()  # :meth:`passing_filled`, over rounds[:_filled_from]
+        self._filled_from = 0
         self.passing_switch: Counter[str] = Counter()  # most flows through each switch in a round a test passed
         self.failing_loads: dict[str, list[int]] = {}  # flows through each switch in each failing test's round
         self.few_failed: set[GroupTest] = set()  # failed where most of their round passed: rerun before probing
@@ -105,12 +108,7 @@ class _State:
     def saw(self, tests: Sequence[GroupTest], results: Sequence[GroupResult]) -> None:
         """One round's results: the hosts and cable-direction loads of the tests that passed, and the
         switch loads of the whole round (its tests run at once: their flows meet in a switch)."""
-        flows: list[list[list[Channel]] | None] = []
-        for t in tests:
-            try:
-                flows.append(group_flows(self.fabric, t.members, t.test))
-            except TopologyError:
-                flows.append(None)
+        flows = [routed_flows(self.fabric, t.members, t.test) for t in tests]
         loads = [switch_load(self.fabric, f) if f is not None else Counter() for f in flows]
         total: Counter[str] = Counter()
         for load in loads:
@@ -118,8 +116,9 @@ class _State:
         failing = [t for t, r in zip(tests, results, strict=True) if r.status in ("ok", "hung") and self.judge.failed(r)]
         if 2 * len(failing) < len(tests):
             self.few_failed.update(failing)
-        full = shown_full(self.fabric, [f for f in flows if f is not None])
-        for t, r, f, load in zip(tests, results, flows, loads, strict=True):
+        passed = [False] * len(tests)
+        self.rounds.append((list(tests), passed))
+        for i, (t, r, f, load) in enumerate(zip(tests, results, flows, loads, strict=True)):
             if r.status not in ("ok", "hung"):
                 continue
             failed = self.judge.failed(r)
@@ -130,12 +129,25 @@ class _State:
                     self.passing_switch[sw] = max(self.passing_switch[sw], total[sw])
             if failed or r.status != "ok":
                 continue
+            passed[i] = True
             self.good.update(t.members)
             for chan, n in channel_load(f or []).items():
                 if n > self.passing_load[chan]:
                     self.passing_load[chan] = n
-                if chan in full and n > self.passing_filled[chan]:
-                    self.passing_filled[chan] = n
+
+    def passing_filled(self) -> Counter[Channel]:
+        """Most flows a passing test put on each direction where its round, passing, showed it full
+        (:func:`~fabricdoc.model.groups.shown_full`). Worked out when asked, for the rounds since last
+        asked: only a bisection with nothing else to go on needs it."""
+        for tests, passed in self.rounds[self._filled_from:]:
+            flows = [routed_flows(self.fabric, t.members, t.test) for t in tests]
+            full = shown_full(self.fabric, [f for f in flows if f is not None])
+            for f, ok in zip(flows, passed, strict=True):
+                for chan, n in channel_load(f if ok else []).items():
+                    if chan in full and n > self._filled[chan]:
+                        self._filled[chan] = n
+        self._filled_from = len(self.rounds)
+        return self._filled
 
 
 def isolate(
@@ -167,7 +179,7 @@ def isolate(
         blamed = dict(explained)
 
         def excused(group: GroupResult, got: Judged) -> bool:
-            crossed = _crossed(fabric, group.members, group.test) & blamed.keys()
+            crossed = group_cables(fabric, group.members, group.test) & blamed.keys()
             return any(explains(blamed[k], got, judge.slow_ratio) for k in crossed)
 
         judge.excuse(excused)
@@ -365,9 +377,8 @@ def _suspect_switches(state: _State) -> set[str]:
 
 def _loads(fabric: Fabric, result: GroupTest | GroupResult) -> tuple[Counter[Channel], Counter[str]]:
     """The flows ``result``'s test put on each cable direction and through each switch."""
-    try:
-        flows = group_flows(fabric, result.members, result.test)
-    except TopologyError:
+    flows = routed_flows(fabric, result.members, result.test)
+    if flows is None:
         return Counter(), Counter()
     return channel_load(flows), switch_load(fabric, flows)
 
@@ -433,14 +444,6 @@ def _bisect_switches(state: _State, run: Callable[[list[GroupTest]], list[GroupR
         cleared.update(batch)
         cands = [c for c in cands if c not in batch and state.failing_switch(c) > state.passing_switch[c]]
     return not cands
-
-
-def _crossed(fabric: Fabric, members: Sequence[PortRef], test: str) -> set[LinkKey]:
-    """The cables a group's flows cross on today's routes (none where they cannot be routed)."""
-    try:
-        return {k for hops in group_flows(fabric, members, test) for k, _ in hops}
-    except TopologyError:
-        return set()
 
 
 def _chase(test: GroupTest, state: _State, probes: int) -> _Chase:
@@ -660,7 +663,7 @@ def _bisect_channels(test: GroupTest, state: _State, limit: int) -> Generator[li
         # and no switch a failing round loaded beyond a passing one's: the loads that passed may have left
         # those directions half empty (an all-hosts alltoall held back by its host ports), which says
         # nothing of that many flows. Beyond what a round showed full, then.
-        candidates = _overloaded(test, state, limit, state.passing_filled)
+        candidates = _overloaded(test, state, limit, state.passing_filled())
     crossed = Crossings(state.fabric)
     ran: set[tuple[str, tuple[PortRef, ...]]] = set()
     picked: list[tuple[Channel, list[tuple[PortRef, PortRef]]]] | None = None  # a failing fan's one direction
@@ -678,7 +681,7 @@ def _bisect_channels(test: GroupTest, state: _State, limit: int) -> Generator[li
                      + (f" and {len(first) - 1} more" if len(first) > 1 else ""))
         if not fresh(probe):
             break
-        before = dict(state.passing_load)  # what passed before this probe (its own pass would raise it)
+        before = {c: state.passing_load[c] for c, _ in second}  # what passed before it (its own pass raises it)
         results = yield [probe]  # type: ignore[list-item]
         if results[0].status == "error":
             return
@@ -688,7 +691,7 @@ def _bisect_channels(test: GroupTest, state: _State, limit: int) -> Generator[li
             # stay suspects beside it. (Into a host port the probes below tell it from the rest already;
             # keeping more there named a sibling uplink on the odd leaf-spine.)
             into_switch = state.fabric.nodes[channel_ends(first[0][0])[1].node].kind != "host"
-            load = _probe_load(state.fabric, probe) if len(first) == 1 and into_switch else Counter()
+            load = _loads(state.fabric, probe)[0] if len(first) == 1 and into_switch else Counter()
             kept = [c for c in second if load.get(c[0], 0) > before.get(c[0], 0)]
             picked = first if kept else picked
             candidates = first + kept
@@ -763,14 +766,6 @@ def _bisect_channels(test: GroupTest, state: _State, limit: int) -> Generator[li
         back = _reverse(test, state, into, edges, channel_name(state.fabric, into))
         if fresh(back):
             yield from _run_reverse(back, state)  # type: ignore[arg-type]
-
-
-def _probe_load(fabric: Fabric, probe: GroupTest) -> Counter[Channel]:
-    """How many of ``probe``'s flows cross each cable direction (none where its flows cannot be routed)."""
-    try:
-        return channel_load(group_flows(fabric, probe.members, probe.test))
-    except TopologyError:
-        return Counter()
 
 
 def _run_reverse(probe: GroupTest, state: _State) -> Generator[list[GroupTest], list[GroupResult], None]:

@@ -18,7 +18,7 @@ from collections.abc import Collection, Iterable, Sequence
 from fabricdoc.errors import TopologyError
 from fabricdoc.model.flows import maxmin
 from fabricdoc.model.paths import Channel, channel_ends, directed
-from fabricdoc.model.records import PortRef
+from fabricdoc.model.records import LinkKey, PortRef
 from fabricdoc.model.topology import Fabric
 
 GROUP_TESTS = ("all_reduce", "alltoall", "fan:K")
@@ -66,6 +66,19 @@ def group_edges(members: Sequence[PortRef], test: str) -> list[tuple[PortRef, Po
 def group_flows(fabric: Fabric, members: Sequence[PortRef], test: str) -> list[list[Channel]]:
     """Directed channels of every flow of the collective, along ``fabric``'s routes (TopologyError if none)."""
     return [directed(fabric.path(a, b), a) for a, b in group_edges(members, test)]
+
+
+def routed_flows(fabric: Fabric, members: Sequence[PortRef], test: str) -> list[list[Channel]] | None:
+    """:func:`group_flows`, or None where today's routes cannot carry the collective."""
+    try:
+        return group_flows(fabric, members, test)
+    except TopologyError:
+        return None
+
+
+def group_cables(fabric: Fabric, members: Sequence[PortRef], test: str) -> set[LinkKey]:
+    """The cables the collective's flows cross on today's routes (none where they cannot be routed)."""
+    return {k for hops in routed_flows(fabric, members, test) or () for k, _ in hops}
 
 
 def channel_load(flows: Sequence[Sequence[Channel]]) -> Counter[Channel]:
