@@ -91,6 +91,10 @@ CAP_TOLERANCE = 0.15  # tests through one slow cable sit within this (log units)
 CARRIED = 1.5
 NAMED_DROP = 0.10  # a cable named slow sits at least this far below what healthy tests reach (hosts alone
 # differ by a few percent each way, so their pairs by up to ~8%; a gray fault is 0.85x)
+# ...or, with less weight together (two tests of one host at 4% jitter: a 0.85x cable's sit ~4.3 spreads low),
+# this far below and this far: beyond what a host at the edge of how hosts differ reaches with its jitter.
+NAMED_Z_CLEAR = 4.0
+NAMED_DROP_CLEAR = 0.12
 
 
 def from_pairs(fabric: Fabric, obs: Observations, judged: TestJudgement, suspect_fraction: float,
@@ -285,14 +289,25 @@ def combined_z(zs: list[float]) -> float | None:
     return round(sum(max(-Z_CAP, v) for v in zs) / math.sqrt(len(zs)), 2)
 
 
+def far_enough(together: float, median_relative: float) -> bool:
+    """Whether a cable's own tests sit far enough below the noise to name it: :data:`NAMED_Z` spreads
+    together and :data:`NAMED_DROP` below what healthy tests reach, or, with less weight
+    (:data:`NAMED_Z_CLEAR`), :data:`NAMED_DROP_CLEAR` below, beyond what a slow host and jitter reach.
+
+    >>> far_enough(-5.2, 0.89), far_enough(-4.3, 0.89), far_enough(-4.3, 0.85), far_enough(-3.8, 0.70)
+    (True, False, True, False)
+    """
+    return ((together <= -NAMED_Z and median_relative < 1.0 - NAMED_DROP)
+            or (together <= -NAMED_Z_CLEAR and median_relative < 1.0 - NAMED_DROP_CLEAR))
+
+
 def _blame_slow(fabric: Fabric, key: LinkKey, suspects: dict[LinkKey, set[int]], considered: dict[LinkKey, list[int]],
                 pairs: list[PairResult], judged: TestJudgement, z: list[float | None], blame: dict[LinkKey, Blame],
                 own: set[int], slow: set[int], chosen: AbstractSet[LinkKey] = frozenset()) -> None:
     """Blame one chosen suspect with its low tests as evidence. ``own`` are the tests it alone explains at
     its cap: it is named (warning or worse) when there are two or more of them (or one that hung), and
-    they with the tests through it that were fine sit :data:`NAMED_Z` spreads below the noise together,
-    their median :data:`NAMED_DROP` below what healthy tests reach; else it is listed as a suspect to
-    re-test (``info``)."""
+    they with the tests through it that were fine sit far enough below the noise together and below what
+    healthy tests reach (:func:`far_enough`); else it is listed as a suspect to re-test (``info``)."""
     covers = suspects[key]
     # Equivalent candidates explain exactly the same slow pairs: split the confidence,
     # and name them so a targeted re-test can tell them apart.
@@ -318,8 +333,8 @@ def _blame_slow(fabric: Fabric, key: LinkKey, suspects: dict[LinkKey, set[int]],
     retests = [] if judged.retest_from is None else [i for i in considered[key]
                                                       if pairs[i].round >= judged.retest_from]
     cleared = bool(retests) and not covers.intersection(retests)
-    named = bool(hung) or (len(own) >= 2 and together is not None and together <= -NAMED_Z and not cleared
-                           and median_rel is not None and median_rel < 1.0 - NAMED_DROP)
+    named = bool(hung) or (len(own) >= 2 and together is not None and not cleared and median_rel is not None
+                           and far_enough(together, median_rel))
     if not named:
         severity = "info"  # a suspect to re-test, not a named fault
     else:

@@ -83,6 +83,30 @@ def test_hard_and_gray_slow_cables_are_named_and_nothing_else(bench, ndr, tmp_pa
     assert gray["severity"] == "warning" and 0.8 < ev["median_relative"] < 0.9
 
 
+@pytest.fixture(scope="module")
+def ndr_sweep(bench, tmp_path_factory):
+    return bench.prepare("NDR", tmp_path_factory.mktemp("ndr_sweep"), "sweep")
+
+
+def test_a_gray_host_cable_is_named_from_two_tests_further_below_than_a_slow_host_reaches(bench, ndr_sweep, tmp_path):
+    """The sweep's plan tests a host's cable twice. At 4% jitter the two tests of a 0.85x cable sit about 4.3
+    spreads low together, short of the 5 that names a cable from any drop of 10% or more; 13% below what
+    healthy tests reach, they are further below than a host at the edge of how hosts differ gets with its
+    jitter, and the cable is named. The same fabric healthy, at the same noise, passes."""
+    slow = [_cable(bench, ndr_sweep.fabric, "leaf07", "node0050", 0.85)]
+    rc, doc, err, _ = _analyze(bench, ndr_sweep, bench.Case("NDR", 0.85, 0.04, 1, seed=10, plan="sweep"), slow,
+                               tmp_path)
+    (named,) = _named(doc)
+    (ev,) = [e for e in named["evidence"] if e["type"] == "pairs"]
+    assert bench.names(named, slow[0]) and named["severity"] == "warning", err
+    assert ev["tests"] == 2 and 0.85 < ev["median_relative"] < 0.88
+    assert named["confidence"] < 0.6  # less weight than five spreads together: said in the confidence
+    healthy = tmp_path / "healthy"
+    healthy.mkdir()
+    rc, doc, err, _ = _analyze(bench, ndr_sweep, bench.Case("NDR", 0.85, 0.04, 0, seed=10, plan="sweep"), [], healthy)
+    assert (rc, doc["verdict"], _named(doc)) == (0, "pass", []), err
+
+
 def test_logs_faster_than_the_topology_never_pass_and_say_why_in_one_line(bench, ndr, tmp_path_factory, tmp_path):
     qdr = bench.prepare(bench.CAPTURED_SPEED, tmp_path_factory.mktemp("qdr"), "shifts")
     case = bench.Case("NDR", 0.92, 0.02, 0, seed=5, contradiction=True)
