@@ -4,8 +4,9 @@ Bandwidth tomography names a cable slow when the tests through it are slow. On t
 ran on, every test through a cable that carries half its rate is capped at that half. When the
 tests came from another fabric (logs whose host names match by accident), or the host mapping or
 routes are not today's, the tests "through" a named cable are a mix: some at its slow figure, some
-at full speed, which no cable can do. Counted over the cables named hard-slow, such tests mean the
-paths do not fit, and the report says so (a contradiction: the verdict is ``incomplete``).
+at full speed, which no cable can do. Counted over the cables named hard-slow (and those tomography
+left suspects because such tests crossed them), such tests mean the paths do not fit, and the report
+says so (a contradiction: the verdict is ``incomplete``).
 """
 
 from __future__ import annotations
@@ -35,7 +36,9 @@ def paths_contradiction(fabric: Fabric, obs: Observations, judged: TestJudgement
     slow_at: dict[LinkKey, tuple[float, str]] = {}
     for f in findings:
         ev = next(iter(f.evidence_of(SlowPairsEvidence)), None)
-        if f.kind not in ("link", "nic", "port") or ev is None or ev.suspect_only or not f.endpoints:
+        # A cable left a suspect because tests through it ran faster (it carried them) counts too: those
+        # very tests are what this check reads.
+        if f.kind not in ("link", "nic", "port") or ev is None or (ev.suspect_only and not ev.carried) or not f.endpoints:
             continue
         rel = [s.relative for s in ev.slow_pairs if s.relative is not None]
         figure = statistics.median(rel) if rel else ev.median_relative

@@ -86,9 +86,6 @@ RETEST_Z = 1.5  # a cable whose tests sit this low (upper median) around an unex
 RETEST_DROP = 0.06  # ...and this far below it: hosts differ by a few percent (a host's every test with it)
 RETEST_LIMIT = 256  # suspects to re-test listed at most (the lowest first)
 CAP_TOLERANCE = 0.15  # tests through one slow cable sit within this (log units) of each other: hosts differ
-# A cable that carried a test this many times faster than its slow tests' best, the same way, did not slow
-# them: 4% jitter moves a test by far less, and a slow cable caps every test through it.
-CARRIED = 1.5
 NAMED_DROP = 0.10  # a cable named slow sits at least this far below what healthy tests reach (hosts alone
 # differ by a few percent each way, so their pairs by up to ~8%; a gray fault is 0.85x)
 # ...or, with less weight together (two tests of one host at 4% jitter: a 0.85x cable's sit ~4.3 spreads low),
@@ -231,8 +228,10 @@ def from_pairs(fabric: Fabric, obs: Observations, judged: TestJudgement, suspect
     owned = _attribute(first, suspects, evidence | moved) | _attribute(second, suspects, residual)
     picked = set(chosen)
     for key in chosen:
-        own = set() if _contradicted(key, suspects[key], considered[key], channels, pairs, relative) else owned[key]
-        _blame_slow(fabric, key, suspects, considered, pairs, judged, z, blame, own & agree[key], slow, picked)
+        carried = _carried(key, suspects[key], considered[key], channels, pairs, judged)
+        own = set() if carried else owned[key]
+        _blame_slow(fabric, key, suspects, considered, pairs, judged, z, blame, own & agree[key], slow, picked,
+                    carried)
     explained_low = set().union(*(suspects[k] for k in chosen))
     _to_retest(fabric, tests_through, evidence - explained_low, explained_low, set(chosen) | set(slowed), z, pairs,
                judged, blame)
@@ -249,21 +248,24 @@ def _pair_key(p: PairResult) -> tuple[PortRef, PortRef]:
     return (p.src, p.dst) if (p.src.node, p.src.port) <= (p.dst.node, p.dst.port) else (p.dst, p.src)
 
 
-def _contradicted(key: LinkKey, covers: set[int], tests: list[int], channels: list[list], pairs: list[PairResult],
-                  relative: list[float | None]) -> bool:
-    """Whether a test crossed the cable the same way as its slow tests at more than :data:`CARRIED` times the
-    best of them: a cable carries what it carried, so those slow tests have another cause (a transient
-    slowdown, most often). The cable is then listed as a suspect to re-test, never named from them."""
+def _carried(key: LinkKey, covers: set[int], tests: list[int], channels: list[list], pairs: list[PairResult],
+             judged: TestJudgement) -> int:
+    """How many tests crossed the cable the same way as its slow tests, faster than the best of them by more
+    than tests at one cable's rate differ (:func:`_cap_tolerance`: three spreads of a difference of two
+    tests): a cable carries what it carried, so those slow tests have another cause (two transient
+    slowdowns at a like level, most often). The cable is then listed as a suspect to re-test, never named
+    from them."""
     def ways(i: int) -> set[int]:
         return {c[1] for c in channels[i] if c[0] == key}
 
+    relative = [j.relative for j in judged.pairs]
     slow = [i for i in covers if pairs[i].status == "ok" and relative[i] is not None]
     if not slow:
-        return False  # hung tests: nothing says how much the cable carried for them
-    level = max(relative[i] or 0.0 for i in slow)
+        return 0  # hung tests: nothing says how much the cable carried for them
+    level = math.log(max(relative[i] or 0.0 for i in slow))
     slow_ways = set().union(*(ways(i) for i in slow))
-    return any(i not in covers and pairs[i].status == "ok" and (relative[i] or 0.0) > CARRIED * level
-               and ways(i) & slow_ways for i in tests)
+    return sum(1 for i in tests if i not in covers and pairs[i].status == "ok" and (relative[i] or 0.0) > 0.0
+               and math.log(relative[i] or 0.0) - level > _cap_tolerance(judged, i) and ways(i) & slow_ways)
 
 
 def _confidence(tests: int, together: float | None, twins: int, hung: bool) -> float:
@@ -303,7 +305,7 @@ def far_enough(together: float, median_relative: float) -> bool:
 
 def _blame_slow(fabric: Fabric, key: LinkKey, suspects: dict[LinkKey, set[int]], considered: dict[LinkKey, list[int]],
                 pairs: list[PairResult], judged: TestJudgement, z: list[float | None], blame: dict[LinkKey, Blame],
-                own: set[int], slow: set[int], chosen: AbstractSet[LinkKey] = frozenset()) -> None:
+                own: set[int], slow: set[int], chosen: AbstractSet[LinkKey] = frozenset(), carried: int = 0) -> None:
     """Blame one chosen suspect with its low tests as evidence. ``own`` are the tests it alone explains at
     its cap: it is named (warning or worse) when there are two or more of them (or one that hung), and
     they with the tests through it that were fine sit far enough below the noise together and below what
@@ -347,7 +349,7 @@ def _blame_slow(fabric: Fabric, key: LinkKey, suspects: dict[LinkKey, set[int]],
         tests=n, slow=sum(1 for i in covers if i in slow), worst_ratio=worst, median_ratio=median,
         equivalent_suspects=twins, alternatives=alts, slow_pairs=slow_pairs,
         median_relative=None if median_rel is None else round(median_rel, 4), healthy_efficiency=efficiency,
-        suspect_only=not named))
+        suspect_only=not named, carried=carried))
     if alternatives:
         blame[key].add(fault, severity, confidence, _candidates(fabric, key, alternatives[:8], pairs, covers))
 

@@ -233,6 +233,10 @@ class SlowPairsEvidence(_Kind):
         "what healthy tests of the same shape reach here, over the nominal rate"))
     suspect_only: bool = field(default=False, metadata=doc(
         "its tests sit low but not clearly slow: a suspect to re-test, not a named fault"))
+    carried: int = field(default=0, metadata=doc(
+        "tests that crossed it the same way as its slow tests, faster than their best by more than tests at one "
+        "cable's rate differ: it carried them, so its slow tests had another cause (a suspect, not named)",
+        **_COUNT))
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> SlowPairsEvidence:

@@ -108,6 +108,9 @@ def _slow_pairs(ev: SlowPairsEvidence) -> list[Segment]:
         out += [("; ", ""), (f"{ev.median_relative:.0%}", "figure"), (" of what healthy tests reach", "")]
         if ev.healthy_efficiency:
             out.append((f" ({ev.healthy_efficiency:.0%} of the line rate)", "note"))
+    if ev.carried:
+        out.append((f"; {ev.carried} other test{'s' if ev.carried > 1 else ''} crossed it the same way much faster "
+                    "(a cable carries what it carried): its slow tests had another cause", "warn"))
     if ev.suspect_only:
         out.append(("; low, not clearly slow: a suspect to re-test", "warn"))
     if ev.equivalent_suspects > 1:
