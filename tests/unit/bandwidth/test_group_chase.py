@@ -10,7 +10,7 @@ import pytest
 from fabricdoc.analysis.localize import Options
 from fabricdoc.bandwidth.simulated import SimMeasure
 from fabricdoc.fabric.faults import Fault
-from fabricdoc.fabric.generators import fat_tree_2, rail_optimized
+from fabricdoc.fabric.generators import fat_tree_2, fat_tree_3, rail_optimized
 from fabricdoc.model.evidence import GroupLoadEvidence
 from fabricdoc.model.records import Observations, PortRef
 from fabricdoc.sources.sim.simulator import Simulator
@@ -173,6 +173,24 @@ def test_an_uplink_the_all_hosts_alltoall_left_half_empty_is_not_cleared_by_it(s
     named = [(f.fault, fabric.link_at(PortRef(f.node_ids[0], f.endpoints[0][1])).key, str(f.severity))
              for f in found.findings if f.severity != "info"]
     assert named == [("load_collapse", bad, "error")], named
+
+
+@pytest.mark.parametrize(("seed", "host"), [(1, "node00001"), (3, "node00013")])
+def test_an_incast_into_a_host_is_told_from_the_agg_direction_every_flow_into_it_comes_down(seed, host):
+    """3-level fat-tree, k=4, an incast into a host port above 2 flows. Routed by destination, every flow into
+    the host from beyond its leaf comes down one agg -> leaf direction, so neither direction is loaded
+    without the other, and the probes of each alone loaded too little (its one leaf sibling) or could not be
+    built: the chase ended on both, and the agg direction was named at warning, 0.5, with the host port its
+    alternative. Each is now loaded beyond what passed with the other no busier than passing tests were: the
+    agg direction carries 2 flows, the host port fails at 3, and the host's cable is named at error."""
+    fabric = fat_tree_3(4)
+    port = PortRef(host, 1)
+    sim = Simulator(fabric, [Fault("incast_pfc", port=port, flows=2)], seed=seed)
+    obs = Observations()
+    found = measure_and_retest(sim.truth, obs, SimMeasure(sim), Options(), groups=True, full_load=True)
+    named = [(fabric.link_at(PortRef(f.node_ids[0], f.endpoints[0][1])).key, str(f.severity))
+             for f in found.findings if f.severity != "info"]
+    assert named == [(fabric.link_at(port).key, "error")], named
 
 
 @pytest.mark.parametrize("seed", [0, 2])
