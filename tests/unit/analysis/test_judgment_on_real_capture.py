@@ -107,6 +107,18 @@ def test_a_gray_host_cable_is_named_from_two_tests_further_below_than_a_slow_hos
     assert (rc, doc["verdict"], _named(doc)) == (0, "pass", []), err
 
 
+def test_a_healthy_host_at_the_edge_of_how_hosts_differ_is_not_named_from_its_two_tests(bench, ndr_sweep, tmp_path):
+    """A healthy fabric, the sweep's plan, 4% jitter: node0057 is among the slowest hosts, and its two tests read
+    0.89 and 0.86 of what healthy tests reach (median 0.876), about 4 spreads low together. That is what a host
+    at the edge of how hosts differ reaches with its jitter: it stays a suspect, and the fabric passes."""
+    rc, doc, err, _ = _analyze(bench, ndr_sweep, bench.Case("NDR", 0.92, 0.04, 0, seed=2601166, plan="sweep"), [],
+                               tmp_path)
+    assert (rc, doc["verdict"], _named(doc)) == (0, "pass", []), err
+    (host,) = [f for f in doc["findings"] if f["kind"] == "nic" and ["node0057", 1] in f["endpoints"]]
+    (ev,) = [e for e in host["evidence"] if e["type"] == "pairs"]
+    assert host["severity"] == "info" and ev["tests"] == 2 and 0.87 < ev["median_relative"] < 0.88
+
+
 def test_two_transient_slowdowns_at_a_like_level_on_one_cable_name_nothing_when_it_carried_more(bench, tmp_path):
     """A healthy HDR fabric at 1% jitter, the sweep's plan: two of the three tests through leaf06 -- spine03
     were transiently slowed, to 0.72 and 0.69 of what healthy tests reach, a like level, as a 0.7x cable
