@@ -87,7 +87,8 @@ class _State:
         self.judge = judge
         self.good: set[PortRef] = set()
         self.passing_load: Counter[Channel] = Counter()  # most flows a passing test put on each direction
-        self.rounds: list[tuple[list[GroupTest], list[bool]]] = []  # each round's tests, and which passed
+        # each round's routed flows per test (None: not routable), and which tests passed
+        self.rounds: list[tuple[list[list[list[Channel]] | None], list[bool]]] = []
         self._filled: Counter[Channel] = Counter()  # :meth:`passing_filled`, over rounds[:_filled_from]
         self._filled_from = 0
         self.passing_switch: Counter[str] = Counter()  # most flows through each switch in a round a test passed
@@ -117,7 +118,7 @@ class _State:
         if 2 * len(failing) < len(tests):
             self.few_failed.update(failing)
         passed = [False] * len(tests)
-        self.rounds.append((list(tests), passed))
+        self.rounds.append((flows, passed))
         for i, (t, r, f, load) in enumerate(zip(tests, results, flows, loads, strict=True)):
             if r.status not in ("ok", "hung"):
                 continue
@@ -139,8 +140,7 @@ class _State:
         """Most flows a passing test put on each direction where its round, passing, showed it full
         (:func:`~fabricdoc.model.groups.shown_full`). Worked out when asked, for the rounds since last
         asked: only a bisection with nothing else to go on needs it."""
-        for tests, passed in self.rounds[self._filled_from:]:
-            flows = [routed_flows(self.fabric, t.members, t.test) for t in tests]
+        for flows, passed in self.rounds[self._filled_from:]:
             full = shown_full(self.fabric, [f for f in flows if f is not None])
             for f, ok in zip(flows, passed, strict=True):
                 for chan, n in channel_load(f if ok else []).items():
