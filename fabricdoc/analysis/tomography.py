@@ -259,14 +259,17 @@ def _carried(key: LinkKey, covers: set[int], tests: list[int], channels: list[li
     def ways(i: int) -> set[int]:
         return {c[1] for c in channels[i] if c[0] == key}
 
-    relative = [j.relative for j in judged.pairs]
-    slow = [i for i in covers if pairs[i].status == "ok" and relative[i] is not None]
+    def rel(i: int) -> float:
+        return judged.pairs[i].relative or 0.0
+
+    slow = [i for i in covers if pairs[i].status == "ok" and judged.pairs[i].relative is not None]
     if not slow:
         return 0  # hung tests: nothing says how much the cable carried for them
-    level = math.log(max(relative[i] or 0.0 for i in slow))
+    top = max(rel(i) for i in slow)
+    level = math.log(top) if top > 0.0 else -math.inf  # a slow test that read 0: any that ran was carried
     slow_ways = set().union(*(ways(i) for i in slow))
-    return sum(1 for i in tests if i not in covers and pairs[i].status == "ok" and (relative[i] or 0.0) > 0.0
-               and math.log(relative[i] or 0.0) - level > _cap_tolerance(judged, i) and ways(i) & slow_ways)
+    return sum(1 for i in tests if i not in covers and pairs[i].status == "ok" and rel(i) > 0.0
+               and math.log(rel(i)) - level > _cap_tolerance(judged, i) and ways(i) & slow_ways)
 
 
 def _confidence(tests: int, together: float | None, twins: int, hung: bool) -> float:

@@ -220,3 +220,18 @@ def test_a_given_slow_ratio_makes_drops_above_it_no_evidence_against_a_cable(slo
     # Without the given ratio node0006's cable was named at warning: its three tests sat two spreads
     # below the noise the quieter rounds showed, which the user's 0.3 calls noise on this lab.
     assert {n for f in named for n in f.node_ids} == ({"node0004", "leaf02"} if slow_cable else set()), named
+
+
+def test_a_cable_whose_slow_test_read_zero_counts_every_test_that_ran_through_it_as_carried():
+    """A slow test at 0 (a log row of 0.00 GB/s) has no log: the cable carried any test that ran the same
+    way (as the 1.5x bar read it), instead of the carried check failing on log(0)."""
+    from types import SimpleNamespace
+
+    from fabricdoc.analysis.tomography import _carried
+
+    key = LinkKey(PortRef("leaf01", 1), PortRef("node0001", 1))
+    base = SimpleNamespace(spread=0.04)
+    judged = SimpleNamespace(pairs=[SimpleNamespace(relative=r, baseline=base) for r in (0.0, 0.98, 0.97)])
+    pairs = [SimpleNamespace(status="ok")] * 3
+    channels = [[(key, 0)], [(key, 0)], [(key, 1)]]  # the third crossed it the other way
+    assert _carried(key, {0}, [0, 1, 2], channels, pairs, judged) == 1
