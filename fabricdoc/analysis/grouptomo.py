@@ -8,10 +8,12 @@ part can explain a failing group test when the test loaded it with more flows
 than any passing test ever did (or than the same hosts' same test did when it
 passed run again: the first failure was then a transient's). The fewest such
 parts that explain every failing group test are named (greedy set cover; one
-part already named (a cable's other direction) before a new one, one part alone
-before one of several explaining the same tests, a switch whose own probe failed
-before a cable explaining the same tests, else a cable before a switch); parts that explain exactly the same
-tests are named as equally likely. A group test that could not run is no evidence; a
+part already named (a cable's other direction) before a new one; one that more of
+them loaded beyond what any passing test carried, filled or not, before one a
+passing test carried as many flows in some of them; one part alone before one of
+several explaining the same tests; a switch whose own probe failed before a cable
+explaining the same tests; else a cable before a switch); parts that explain
+exactly the same tests are named as equally likely. A group test that could not run is no evidence; a
 failing group already crossing a cable other evidence blamed needs no new part. The fault
 is ``load_collapse`` only when a test crossed the part at a lower load and passed; when
 none did (a job's communicators alone, say) it is ``degraded_bandwidth``. A switch whose
@@ -142,20 +144,25 @@ def from_groups(fabric: Fabric, obs: Observations, judged: TestJudgement,
     if not failing:
         return []
     passing: Counter[Hashable] = Counter()
+    carried: Counter[Hashable] = Counter()  # most flows a passing test put on it, filled or not
     for t in tests:
         if not t.failed:
             for e, n in t.load.items():
+                carried[e] = max(carried[e], n)
                 if e[0] == "chan" and e[1] not in t.shown:  # type: ignore[index]
                     continue  # not filled: passing says nothing of this many flows
                 passing[e] = max(passing[e], n)
     again = _again(tests)
     covers: dict[Hashable, set[int]] = {}
+    beyond: dict[Hashable, set[int]] = {}  # of those, the tests that loaded it beyond what any passing test carried
     for i in failing:
         g = tests[i].group
         cleared = again.get((g.members, g.test), Counter()) if g is not None else Counter()
         for e, n in tests[i].load.items():
             if n > passing.get(e, 0) and n > cleared.get(e, 0):
                 covers.setdefault(e, set()).add(i)
+                if n > carried[e]:
+                    beyond.setdefault(e, set()).add(i)
     # A switch whose own probe failed (isolation's one-way load through it, spread over its egresses) comes
     # before a cable explaining the same tests: that probe was built so no cable is its bottleneck alone.
     probed = {e: _own_probe(fabric, e, tests, c) for e, c in covers.items() if e[0] == "switch"}
@@ -167,7 +174,9 @@ def from_groups(fabric: Fabric, obs: Observations, judged: TestJudgement,
     while left:
         # Among parts explaining as many tests, one already named (a cable's other direction) adds no part.
         named = {_part(e) for e in chosen}
-        best = max(covers, key=lambda e: (len(covers[e] & left), _part(e) in named, -alike[frozenset(covers[e])],
+        best = max(covers, key=lambda e: (len(covers[e] & left), _part(e) in named,
+                                          len(beyond.get(e, set()) & left),
+                                          -alike[frozenset(covers[e])],
                                           probed.get(e, False), e[0] == "chan", -passing.get(e, 0), str(e)),
                    default=None)
         if best is None or not covers[best] & left:

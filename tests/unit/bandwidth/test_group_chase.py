@@ -193,6 +193,22 @@ def test_an_incast_into_a_host_is_told_from_the_agg_direction_every_flow_into_it
     assert named == [(fabric.link_at(port).key, "error")], named
 
 
+def test_a_collapsed_agg_downlink_is_named_over_the_core_direction_a_passing_test_carried_as_many_flows():
+    """3-level fat-tree, k=4, agg-p03-01's cable down to edge-p03-02 collapsing above 2 flows (bench_groups,
+    seed 4). Every failing test also loads core0002 -> agg-p03-01 beyond the 1 flow a passing test showed it
+    carry at its full rate, so both directions explain them all. A passing leaf-pair group did carry 2 flows
+    down the core direction, though not filled, and the probe of the downlink alone, which failed, put 3 on
+    it and 2 on the core direction: of two parts explaining as many tests, the one loaded beyond what any
+    passing test carried in more of them is named (before, the core direction was, on a tie)."""
+    fabric = fat_tree_3(4)
+    bad = next(k for k in fabric.links if {k.a, k.b} == {PortRef("agg-p03-01", 2), PortRef("edge-p03-02", 3)})
+    sim = Simulator(fabric, [Fault("load_collapse", port=PortRef("agg-p03-01", 2), flows=2)], seed=4)
+    found = measure_and_retest(sim.truth, Observations(), SimMeasure(sim), Options(), groups=True, full_load=True)
+    named = [(fabric.link_at(PortRef(f.node_ids[0], f.endpoints[0][1])).key, f.fault, str(f.severity))
+             for f in found.findings if f.severity != "info"]
+    assert named == [(bad, "load_collapse", "error")], named
+
+
 @pytest.mark.parametrize("seed", [0, 2])
 def test_a_chase_ending_on_a_throttling_spines_egress_probes_that_spine_before_other_chases_through_it(seed):
     """Rail-optimized, a spine that throttles to its cable count of flows. The first chase ends on fans into
