@@ -36,6 +36,7 @@ was, is not chased.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable, Collection, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -101,6 +102,7 @@ class _State:
         self.parent: dict[GroupTest, tuple[GroupTest, tuple[PortRef, ...], tuple[PortRef, ...]]] = {}  # failing pair -> the group it was split from, and that group's halves
         self.kept: dict[GroupTest, tuple[PortRef, ...]] = {}  # failing substitution probe -> the suspects it kept
         self.ports: set[PortRef] = set()  # host ports probed one way each (:func:`_host_port`)
+        self.refill: list[GroupTest] = []  # tests whose bisection ended on a direction that carried the load
 
     def failing_switch(self, sw: str) -> int:
         """Most flows through ``sw`` in a round a test failed."""
@@ -237,9 +239,9 @@ def isolate(
     roots: dict[int, GroupTest] = {}  # each chase's failing group
     switches_probed = False
 
-    def start(tests: list[GroupTest]) -> None:
+    def start(tests: list[GroupTest], refill: bool = False) -> None:
         for t in tests:
-            chase = _chase(t, state, probes)
+            chase = _refill(t, state, probes) if refill else _chase(t, state, probes)
             try:
                 wants[id(chase)] = next(chase)
                 chases.append(chase)
@@ -348,7 +350,26 @@ def isolate(
         if (_bisect_switches(state, run, lambda: out.rounds < max_rounds, {c[0] for c in over}, crossed)
                 and any(not passed_again(g) and not _loads(state.fabric, g)[0].keys() & over for g in out.failing)):
             _bisect_switches(state, run, lambda: out.rounds < max_rounds)
+    if chase and state.refill and not state.named and out.rounds + _refill_rounds(probes) <= max_rounds:
+        # A bisection that came down to a direction carrying the load alone, and no switch explains the
+        # failure: the directions the test loaded beyond what passing tests showed full, bisected once more
+        # (where the rounds left are enough to finish it: one cut off by the cap would only be reported so).
+        start(list(dict.fromkeys(state.refill)), refill=True)
+        drive()
+        out.unfinished = len(chases)
     return out
+
+
+def _refill_rounds(probes: int) -> int:
+    """Rounds a bisection of ``probes`` directions takes at most: halving, then the direction's own fan,
+    the other way, its senders split (a failing half once more), and moved."""
+    return math.ceil(math.log2(max(probes, 2))) + 7
+
+
+def _refill(test: GroupTest, state: _State, probes: int) -> _Chase:
+    """Bisect ``test``'s cable directions again, beyond what passing tests showed full (:func:`isolate`)."""
+    yield from _bisect_channels(test, state, probes, filled=True)
+    return []
 
 
 def _together(probes: list[tuple[GroupTest, GroupResult]], judge: GroupJudge) -> bool:
@@ -644,7 +665,8 @@ def _with_good(test: GroupTest, state: _State, keep: tuple[PortRef, ...], size: 
     return GroupTest(members, test.test, "confirm", f"{who} of {test.label} with known-good hosts")
 
 
-def _bisect_channels(test: GroupTest, state: _State, limit: int) -> Generator[list[GroupTest], list[GroupResult], None]:
+def _bisect_channels(test: GroupTest, state: _State, limit: int, filled: bool = False
+                     ) -> Generator[list[GroupTest], list[GroupResult], None]:
     """Bisect the cable directions ``test`` overloaded with one-way probes (where it overloaded none and
     substitution kept one host in it, that host port's two directions: :func:`_host_port`): a ``fan`` from
     the ranks whose flows crossed one half of them to the ranks they sent to (the same load there, nothing
@@ -656,9 +678,11 @@ def _bisect_channels(test: GroupTest, state: _State, limit: int) -> Generator[li
     into one host passed moved to other receivers, that host's port is probed the other way too). A probe that
     could not run (``error``: a runner without one-way tests, such as nccl-tests binaries) is no evidence
     either way: the bisection stops there, and so do the split and moved probes when the direction's own
-    probe could not run."""
-    candidates = _overloaded(test, state, limit) or _host_port(test, state)
-    if not candidates and test.phase == "cross" and not _suspect_switches(state):
+    probe could not run. ``filled``: the directions loaded beyond what passing tests showed full
+    (:meth:`_State.passing_filled`), for a test whose first bisection ended on a direction that passed."""
+    candidates = (_overloaded(test, state, limit, state.passing_filled()) if filled
+                  else _overloaded(test, state, limit) or _host_port(test, state))
+    if not candidates and not filled and test.phase == "cross" and not _suspect_switches(state):
         # A group with no known-good hosts outside it failed across its halves beyond nothing that passed,
         # and no switch a failing round loaded beyond a passing one's: the loads that passed may have left
         # those directions half empty (an all-hosts alltoall held back by its host ports), which says
@@ -769,6 +793,13 @@ def _bisect_channels(test: GroupTest, state: _State, limit: int) -> Generator[li
             yield [_again(probe, probe.phase)]
         if probe is elsewhere:
             moved_passed = not state.judge.failed(results[0])
+    if not own_failed and not filled:
+        # The direction the bisection came down to carried the load alone: the fault may be among those the
+        # test loaded beyond only what passing tests showed full (a passing test that left a direction half
+        # empty, its flows held back elsewhere, says nothing of that many flows). Bisected again at the
+        # end, when no switch explains it (:func:`isolate`).
+        state.refill.append(test)
+        return
     into = _receiver_port(state, chan, edges) if own_failed and moved_passed else None
     if into is not None:
         # The load failed into one host and passed moved to other receivers: that host's port is the suspect,

@@ -209,6 +209,25 @@ def test_a_collapsed_agg_downlink_is_named_over_the_core_direction_a_passing_tes
     assert named == [(bad, "load_collapse", "error")], named
 
 
+def test_a_collapsed_uplink_a_passing_test_left_half_empty_is_bisected_again_once_the_first_bisection_clears():
+    """Two parallel cables per leaf-spine pair, leaf04's first cable to spine01 collapsing above 2 flows
+    (bench_groups, seed 3). The failing group's halves each put 4 flows up that cable with known-good hosts,
+    but their flows were held back elsewhere (healthy, their slowest flow got 33 Gb/s; collapsed, the cable
+    gives each of its flows 30): they passed at 0.9 of healthy, and the bisection took the cable as carrying
+    4 flows. It came down to a spine02 cable whose own fan passed, and
+    the sweep ended with nothing located. Such a test is bisected again, over the directions it loaded beyond
+    what passing tests showed full."""
+    fabric = fat_tree_2(leaves=4, spines=2, hosts_per_leaf=4, links_per_spine=2)
+    bad = next(k for k in fabric.links if PortRef("leaf04", 5) in (k.a, k.b))
+    sim = Simulator(fabric, [Fault("load_collapse", port=PortRef("leaf04", 5), flows=2)], seed=3)
+    obs = Observations()
+    found = measure_and_retest(sim.truth, obs, SimMeasure(sim), Options(), groups=True, full_load=True)
+    named = [(fabric.link_at(PortRef(f.node_ids[0], f.endpoints[0][1])).key, f.fault, str(f.severity))
+             for f in found.findings if f.severity != "info" and f.kind != "switch"]
+    assert named == [(bad, "load_collapse", "error")], named
+    assert found.isolation_left == 0
+
+
 @pytest.mark.parametrize("seed", [0, 2])
 def test_a_chase_ending_on_a_throttling_spines_egress_probes_that_spine_before_other_chases_through_it(seed):
     """Rail-optimized, a spine that throttles to its cable count of flows. The first chase ends on fans into
