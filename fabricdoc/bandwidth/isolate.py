@@ -102,6 +102,8 @@ class _State:
         self.parent: dict[GroupTest, tuple[GroupTest, tuple[PortRef, ...], tuple[PortRef, ...]]] = {}  # failing pair -> the group it was split from, and that group's halves
         self.kept: dict[GroupTest, tuple[PortRef, ...]] = {}  # failing substitution probe -> the suspects it kept
         self.ports: set[PortRef] = set()  # host ports probed one way each (:func:`_host_port`)
+        self.passed: set[tuple[tuple[PortRef, ...], str]] = set()  # each passing test's hosts and kind
+        self.passed_before: set[tuple[tuple[PortRef, ...], str]] = set()  # as ``passed``, before the last round
         self.refill: list[GroupTest] = []  # tests whose bisection ended on a direction that carried the load
 
     def failing_switch(self, sw: str) -> int:
@@ -121,6 +123,7 @@ class _State:
             self.few_failed.update(failing)
         passed = [False] * len(tests)
         self.rounds.append((flows, passed))
+        self.passed_before = set(self.passed)
         for i, (t, r, f, load) in enumerate(zip(tests, results, flows, loads, strict=True)):
             if r.status not in ("ok", "hung"):
                 continue
@@ -133,6 +136,7 @@ class _State:
             if failed or r.status != "ok":
                 continue
             passed[i] = True
+            self.passed.add((t.members, t.test))
             self.good.update(t.members)
             for chan, n in channel_load(f or []).items():
                 if n > self.passing_load[chan]:
@@ -469,7 +473,7 @@ def _bisect_switches(state: _State, run: Callable[[list[GroupTest]], list[GroupR
 
 def _chase(test: GroupTest, state: _State, probes: int) -> _Chase:
     """Isolate one failing group: split it, recurse into failing halves (returned), or probe the
-    boundary when both halves pass."""
+    boundary when both halves pass (a failing half the same hosts passed before counts as passing)."""
     fabric, slow = state.fabric, state.judge
     if len(test.members) <= 2:
         found = yield from _confirm_rest(test, state)
@@ -500,12 +504,16 @@ def _chase(test: GroupTest, state: _State, probes: int) -> _Chase:
         results = yield halves
         bad = [h for h, r in zip(halves, results, strict=True) if slow.failed(r)]
         bad = [h for h in bad if len(h.members) > 2 or h.phase != "confirm"]
+        # A half the same hosts' same test passed in an earlier round failed from a transient slowdown (its
+        # hosts alone load nothing more now): not chased, as if it passed.
+        bad = [h for h in bad if (h.members, h.test) not in state.passed_before]
         if bad:
             _hand_on(test, bad[0], (), state)
             if len(bad) == 1 and len(bad[0].members) == 2:
                 state.parent[bad[0]] = (test, a, b)
             return bad
-        if any(slow.failed(r) for r in results):
+        if any(slow.failed(r) for h, r in zip(halves, results, strict=True)
+               if (h.members, h.test) not in state.passed_before):
             return (yield from _rest_round(test, state)) or []
     return (yield from _whole_failed(test, state, a, b, probes))
 

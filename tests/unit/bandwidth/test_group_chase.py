@@ -228,6 +228,22 @@ def test_a_collapsed_uplink_a_passing_test_left_half_empty_is_bisected_again_onc
     assert found.isolation_left == 0
 
 
+def test_a_failing_half_whose_hosts_passed_the_same_test_before_is_not_chased():
+    """Odd leaf-spine (7 leaves x 4 hosts), leaf01's uplink to spine01 collapsing above 2 flows (bench_groups,
+    seed 1). The leaf01+leaf04 group fails; its halves are each one leaf's hosts, which load no uplink, and
+    a transient slowed the leaf04 half (0.30) that had passed as the same test of the same hosts a round
+    before (0.79). The chase followed that half and ended with nothing located. A half that passed before
+    is taken as passing: both halves passed, and the boundary between them is probed."""
+    fabric = fat_tree_2(leaves=7, spines=4, hosts_per_leaf=4)
+    bad = next(k for k in fabric.links if PortRef("leaf01", 5) in (k.a, k.b))
+    sim = Simulator(fabric, [Fault("load_collapse", port=PortRef("leaf01", 5), flows=2)], seed=1)
+    obs = Observations()
+    found = measure_and_retest(sim.truth, obs, SimMeasure(sim), Options(), groups=True, full_load=True)
+    named = [(fabric.link_at(PortRef(f.node_ids[0], f.endpoints[0][1])).key, f.fault, str(f.severity))
+             for f in found.findings if f.severity != "info" and f.kind != "switch"]
+    assert named == [(bad, "load_collapse", "error")], named
+
+
 @pytest.mark.parametrize("seed", [0, 2])
 def test_a_chase_ending_on_a_throttling_spines_egress_probes_that_spine_before_other_chases_through_it(seed):
     """Rail-optimized, a spine that throttles to its cable count of flows. The first chase ends on fans into
