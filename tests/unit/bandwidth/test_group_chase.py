@@ -193,6 +193,15 @@ def test_an_incast_into_a_host_is_told_from_the_agg_direction_every_flow_into_it
     assert named == [(fabric.link_at(port).key, "error")], named
 
 
+def _collapse_named(fabric, port: PortRef, seed: int) -> tuple[object, list[tuple[object, str, str]]]:
+    """A sweep with groups and the full-load round of ``fabric`` with the cable at ``port`` collapsing above
+    2 flows: its result, and what it named above info (a cable's key, or a switch's node ids)."""
+    sim = Simulator(fabric, [Fault("load_collapse", port=port, flows=2)], seed=seed)
+    found = measure_and_retest(sim.truth, Observations(), SimMeasure(sim), Options(), groups=True, full_load=True)
+    return found, [(fabric.link_at(PortRef(f.node_ids[0], f.endpoints[0][1])).key if f.kind != "switch"
+                    else tuple(f.node_ids), f.fault, str(f.severity)) for f in found.findings if f.severity != "info"]
+
+
 def test_a_collapsed_agg_downlink_is_named_over_the_core_direction_a_passing_test_carried_as_many_flows():
     """3-level fat-tree, k=4, agg-p03-01's cable down to edge-p03-02 collapsing above 2 flows (bench_groups,
     seed 4). Every failing test also loads core0002 -> agg-p03-01 beyond the 1 flow a passing test showed it
@@ -201,12 +210,8 @@ def test_a_collapsed_agg_downlink_is_named_over_the_core_direction_a_passing_tes
     it and 2 on the core direction: of two parts explaining as many tests, the one loaded beyond what any
     passing test carried in more of them is named (before, the core direction was, on a tie)."""
     fabric = fat_tree_3(4)
-    bad = next(k for k in fabric.links if {k.a, k.b} == {PortRef("agg-p03-01", 2), PortRef("edge-p03-02", 3)})
-    sim = Simulator(fabric, [Fault("load_collapse", port=PortRef("agg-p03-01", 2), flows=2)], seed=4)
-    found = measure_and_retest(sim.truth, Observations(), SimMeasure(sim), Options(), groups=True, full_load=True)
-    named = [(fabric.link_at(PortRef(f.node_ids[0], f.endpoints[0][1])).key, f.fault, str(f.severity))
-             for f in found.findings if f.severity != "info"]
-    assert named == [(bad, "load_collapse", "error")], named
+    _, named = _collapse_named(fabric, PortRef("agg-p03-01", 2), seed=4)
+    assert named == [(fabric.link_at(PortRef("agg-p03-01", 2)).key, "load_collapse", "error")], named
 
 
 def test_a_collapsed_uplink_a_passing_test_left_half_empty_is_bisected_again_once_the_first_bisection_clears():
@@ -214,17 +219,11 @@ def test_a_collapsed_uplink_a_passing_test_left_half_empty_is_bisected_again_onc
     (bench_groups, seed 3). The failing group's halves each put 4 flows up that cable with known-good hosts,
     but their flows were held back elsewhere (healthy, their slowest flow got 33 Gb/s; collapsed, the cable
     gives each of its flows 30): they passed at 0.9 of healthy, and the bisection took the cable as carrying
-    4 flows. It came down to a spine02 cable whose own fan passed, and
-    the sweep ended with nothing located. Such a test is bisected again, over the directions it loaded beyond
-    what passing tests showed full."""
+    4 flows. It came down to a spine02 cable whose own fan passed, and the sweep ended with nothing located.
+    Such a test is bisected again, over the directions it loaded beyond what passing tests showed full."""
     fabric = fat_tree_2(leaves=4, spines=2, hosts_per_leaf=4, links_per_spine=2)
-    bad = next(k for k in fabric.links if PortRef("leaf04", 5) in (k.a, k.b))
-    sim = Simulator(fabric, [Fault("load_collapse", port=PortRef("leaf04", 5), flows=2)], seed=3)
-    obs = Observations()
-    found = measure_and_retest(sim.truth, obs, SimMeasure(sim), Options(), groups=True, full_load=True)
-    named = [(fabric.link_at(PortRef(f.node_ids[0], f.endpoints[0][1])).key, f.fault, str(f.severity))
-             for f in found.findings if f.severity != "info" and f.kind != "switch"]
-    assert named == [(bad, "load_collapse", "error")], named
+    found, named = _collapse_named(fabric, PortRef("leaf04", 5), seed=3)
+    assert named == [(fabric.link_at(PortRef("leaf04", 5)).key, "load_collapse", "error")], named
     assert found.isolation_left == 0
 
 
@@ -235,13 +234,8 @@ def test_a_failing_half_whose_hosts_passed_the_same_test_before_is_not_chased():
     before (0.79). The chase followed that half and ended with nothing located. A half that passed before
     is taken as passing: both halves passed, and the boundary between them is probed."""
     fabric = fat_tree_2(leaves=7, spines=4, hosts_per_leaf=4)
-    bad = next(k for k in fabric.links if PortRef("leaf01", 5) in (k.a, k.b))
-    sim = Simulator(fabric, [Fault("load_collapse", port=PortRef("leaf01", 5), flows=2)], seed=1)
-    obs = Observations()
-    found = measure_and_retest(sim.truth, obs, SimMeasure(sim), Options(), groups=True, full_load=True)
-    named = [(fabric.link_at(PortRef(f.node_ids[0], f.endpoints[0][1])).key, f.fault, str(f.severity))
-             for f in found.findings if f.severity != "info" and f.kind != "switch"]
-    assert named == [(bad, "load_collapse", "error")], named
+    _, named = _collapse_named(fabric, PortRef("leaf01", 5), seed=1)
+    assert named == [(fabric.link_at(PortRef("leaf01", 5)).key, "load_collapse", "error")], named
 
 
 @pytest.mark.parametrize("seed", [0, 2])
