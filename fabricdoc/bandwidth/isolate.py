@@ -678,16 +678,18 @@ def _bisect_channels(test: GroupTest, state: _State, limit: int, filled: bool = 
     """Bisect the cable directions ``test`` overloaded with one-way probes (where it overloaded none and
     substitution kept one host in it, that host port's two directions: :func:`_host_port`): a ``fan`` from
     the ranks whose flows crossed one half of them to the ranks they sent to (the same load there, nothing
-    flowing back); the failing half is bisected again, down to one direction (directions the same flows all cross are
-    probed one at a time with flows of their own: :func:`_into_port`, :func:`_alone`), which is then
-    probed the other way (the same flows reversed: a cable that carries them back is not the fault, the
-    port they converge on is; a failing reverse probe runs once more, as it alone decides that), with its senders split (telling it from their own cables; a failing half runs once more) and with its
-    load moved to other known-good hosts (telling it from the cables its flows crossed next; when the load
-    into one host passed moved to other receivers, that host's port is probed the other way too). A probe that
-    could not run (``error``: a runner without one-way tests, such as nccl-tests binaries) is no evidence
-    either way: the bisection stops there, and so do the split and moved probes when the direction's own
-    probe could not run. ``filled``: the directions loaded beyond what passing tests showed full
-    (:meth:`_State.passing_filled`), for a test whose first bisection ended on a direction that passed."""
+    flowing back); the failing half is bisected again, down to one direction (directions the same flows all
+    cross are probed one at a time with flows of their own: :func:`_into_port`, :func:`_alone`), which is
+    then probed the other way (the same flows reversed: a cable that carries them back is not the fault, the
+    port they converge on is; a failing reverse probe runs once more, as it alone decides that), with its
+    senders split (telling it from their own cables; a failing half runs once more) and with its load moved
+    to other known-good hosts (telling it from the cables its flows crossed next; when the load into one host
+    passed moved to other receivers, or failed moved to other senders, that host's port is probed the other
+    way too). A probe that could not run (``error``: a runner without one-way tests, such as nccl-tests
+    binaries) is no evidence either way: the bisection stops there, and so do the split and moved probes
+    when the direction's own probe could not run. ``filled``: the directions loaded beyond what passing
+    tests showed full (:meth:`_State.passing_filled`), for a test whose first bisection ended on a direction
+    that passed."""
     candidates = (_overloaded(test, state, limit, state.passing_filled()) if filled
                   else _overloaded(test, state, limit) or _host_port(test, state))
     if not candidates and not filled and test.phase == "cross" and not _suspect_switches(state):
@@ -776,13 +778,16 @@ def _bisect_channels(test: GroupTest, state: _State, limit: int, filled: bool = 
             probes.append(_fan(test, state, [e for e in edges if e[0] in part], f"{name}, senders split"))
             splits.append(probes[-1])
     elsewhere = None  # the probe with the load moved to other receivers
+    others = None  # ... and to other senders
     for side in ("senders", "receivers"):
         moved = _moved(chan, edges, state, side, crossed)
         if moved is not None:
             probes.append(_fan(test, state, moved, f"{name}, moved to other {side}"))
             elsewhere = probes[-1] if side == "receivers" else elsewhere
+            others = probes[-1] if side == "senders" else others
     own_failed = True  # the direction's own fan: when it ran in the bisection, it was the half that failed
     moved_passed = False
+    senders_failed = False  # the load from other senders failed too
     for i, probe in enumerate(probes):
         if not fresh(probe):
             continue
@@ -801,6 +806,8 @@ def _bisect_channels(test: GroupTest, state: _State, limit: int, filled: bool = 
             yield [_again(probe, probe.phase)]
         if probe is elsewhere:
             moved_passed = not state.judge.failed(results[0])
+        if probe is others:
+            senders_failed = state.judge.failed(results[0])
     if not own_failed and not filled:
         # The direction the bisection came down to carried the load alone: the fault may be among those the
         # test loaded beyond only what passing tests showed full (a passing test that left a direction half
@@ -808,10 +815,11 @@ def _bisect_channels(test: GroupTest, state: _State, limit: int, filled: bool = 
         # end, when no switch explains it (:func:`isolate`).
         state.refill.append(test)
         return
-    into = _receiver_port(state, chan, edges) if own_failed and moved_passed else None
+    into = _receiver_port(state, chan, edges) if own_failed and (moved_passed or senders_failed) else None
     if into is not None:
-        # The load failed into one host and passed moved to other receivers: that host's port is the suspect,
-        # and the same flows the other way out of it tell an incast into it from its cable.
+        # The load failed into one host and passed moved to other receivers (or failed from other senders
+        # too): that host's port is a suspect, and the same flows the other way out of it tell an incast
+        # into it from its cable.
         state.ports.add(channel_ends(into)[1])
         back = _reverse(test, state, into, edges, channel_name(state.fabric, into))
         if fresh(back):

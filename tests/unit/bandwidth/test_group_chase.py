@@ -193,6 +193,25 @@ def test_an_incast_into_a_host_is_told_from_the_agg_direction_every_flow_into_it
     assert named == [(fabric.link_at(port).key, "error")], named
 
 
+@pytest.mark.parametrize(("seed", "host"), [(0, "node00004"), (3, "node00013")])
+def test_an_incast_into_a_host_is_named_an_incast_when_the_load_from_other_senders_fails_into_it_too(seed, host):
+    """3-level fat-tree, k=4, an incast into a host port above 2 flows (bench_groups, seeds 0 and 3). The chase
+    ends on the agg -> leaf direction every flow into the host comes down, and its load moved to other
+    senders fails into the host as well; no probe could move it to other receivers. The host's cable was
+    named, but as a cable that collapses (13 of 15 seeds): nothing ran the same flows out of the host. The
+    load failing from other senders too now makes the receiving port a suspect, probed the other way, and
+    it carries them: the cable is named an incast."""
+    fabric = fat_tree_3(4)
+    port = PortRef(host, 1)
+    sim = Simulator(fabric, [Fault("incast_pfc", port=port, flows=2)], seed=seed)
+    obs = Observations()
+    found = measure_and_retest(sim.truth, obs, SimMeasure(sim), Options(), groups=True, full_load=True)
+    named = [(fabric.link_at(PortRef(f.node_ids[0], f.endpoints[0][1])).key, f.fault, str(f.severity))
+             for f in found.findings if f.severity != "info"]
+    assert named == [(fabric.link_at(port).key, "incast_collapse", "error")], named
+    assert any(g.label.startswith(f"one-way load of {fabric.peer(port)} -> {port}, the other way") for g in obs.groups)
+
+
 def _collapse_named(fabric, port: PortRef, seed: int) -> tuple[object, list[tuple[object, str, str]]]:
     """A sweep with groups and the full-load round of ``fabric`` with the cable at ``port`` collapsing above
     2 flows: its result, and what it named above info (a cable's key, or a switch's node ids)."""
