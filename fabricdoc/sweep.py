@@ -43,7 +43,8 @@ from fabricdoc.impact.records import ImpactSection
 from fabricdoc.model.expectation import GroupJudge, TestJudgement, explains
 from fabricdoc.model.findings import Finding
 from fabricdoc.model.groups import group_cables
-from fabricdoc.model.records import GroupResult, LinkKey, Observations, PairResult
+from fabricdoc.model.paths import FINISHED
+from fabricdoc.model.records import GroupResult, LinkKey, Observations, PairResult, PortRef
 from fabricdoc.model.severity import Severity
 from fabricdoc.model.times import now_iso
 from fabricdoc.model.topology import Fabric
@@ -200,13 +201,26 @@ def measure_and_retest(
         done = isolate(fabric, make(obs.groups), screens, judge=judge, first_round=rounds,
                        expect=group_expectation, chase=groups,
                        explained=blamed_figures(fabric, findings),
-                       progress=lambda n, known: progress("groups", n, known), reference=reference)
+                       progress=lambda n, known: progress("groups", n, known), reference=reference,
+                       carried=_carried_hosts(obs.pairs, judged))
         progress("groups", done.tests, done.tests)
         rounds += done.rounds  # group tests are counted in the report's tests.groups_* (not as planned pairs)
         group_load, isolation_left = groups, done.unfinished
         judged, findings = judged_findings()
     unexplained = len(unexplained_groups(fabric, obs.groups, judged, findings)) if obs.groups else 0
     return Measured(findings, rounds, planned, judged, errors, group_load, isolation_left, unexplained)
+
+
+def _carried_hosts(pairs: list[PairResult], judged: TestJudgement) -> set[PortRef]:
+    """Host ports with a finished pair test and no slow one: they carry a pair's load at full rate."""
+    seen: set[PortRef] = set()
+    slow: set[PortRef] = set()
+    for i, p in enumerate(pairs):
+        if p.status in FINISHED:
+            seen.update((p.src, p.dst))
+            if judged.pair_slow(i, p):
+                slow.update((p.src, p.dst))
+    return seen - slow
 
 
 def unexplained_groups(fabric: Fabric, groups: list[GroupResult], judged: TestJudgement,

@@ -170,6 +170,7 @@ def isolate(
     explained: Mapping[LinkKey, float | None] | None = None,
     progress: Callable[[int, int], None] | None = None,
     reference: Sequence[GroupTest] = (),
+    carried: Collection[PortRef] = (),
 ) -> Isolation:
     """Run ``screens`` and chase every failing group until each is isolated (or ``max_rounds`` pass);
     ``chase=False`` runs the screens only. The ``reference`` round (groups no spine carries) runs after
@@ -179,7 +180,9 @@ def isolate(
     figure its tests reached; None: no figure) does not fail where that cable explains it
     (:func:`~fabricdoc.model.expectation.explains`): it is not chased, and a chase reads it as passing.
     ``progress(done, known)`` is told after every round: group tests run, and those known so far (screens
-    plus the chases' probes, which grow as isolation finds more to chase)."""
+    plus the chases' probes, which grow as isolation finds more to chase). ``carried``: host ports whose
+    pair tests all passed, so carried what a two-host confirmation loads (one flow each way): a failing
+    confirmation of such hosts runs once more even where its sibling passed."""
     judge = judge or GroupJudge()
     if explained:
         blamed = dict(explained)
@@ -191,6 +194,7 @@ def isolate(
         judge.excuse(excused)
     state = _State(fabric, judge)
     out = Isolation(judge=judge)
+    cleared = set(carried)
 
     screened = sum(len(s) for s in screens)
 
@@ -214,7 +218,7 @@ def isolate(
         # (a neighbour's checkpoint) passes the second time, and the chase goes on from that.
         redo = [i for i, (t, r) in enumerate(zip(tests, results, strict=True))
                 if again and t.phase == "confirm" and r.status == "ok" and judge.failed(r)
-                and not _other_passed(t, tests, results)]
+                and (not _other_passed(t, tests, results) or set(t.members) <= cleared)]
         if redo and out.rounds < max_rounds:
             for i, r in zip(redo, run([tests[i] for i in redo], again=False), strict=True):
                 if r.status == "ok" and not judge.failed(r):

@@ -221,6 +221,18 @@ def _collapse_named(fabric, port: PortRef, seed: int) -> tuple[object, list[tupl
                     else tuple(f.node_ids), f.fault, str(f.severity)) for f in found.findings if f.severity != "info"]
 
 
+def test_a_failing_confirmation_of_hosts_whose_pair_tests_passed_runs_once_more_though_its_sibling_passed():
+    """3-level fat-tree, k=4, agg-p04-02's cable to core0004 collapsing above 2 flows (bench_groups, seed 12).
+    A transient slowed node00015's confirmation with a known-good host (0.33) in the round node00016's passed.
+    A confirmation whose sibling passed was not run again (the failure looked like that host's), so the chase
+    ended on node00015 and nothing was located: one failing test names nothing. But node00015's pair tests
+    had all passed, and a two-host confirmation loads no more than a pair test: it runs once more, passes,
+    and the chase goes on to the collapsing cable."""
+    fabric = fat_tree_3(4)
+    _, named = _collapse_named(fabric, PortRef("agg-p04-02", 4), seed=12)
+    assert named == [(fabric.link_at(PortRef("agg-p04-02", 4)).key, "load_collapse", "error")], named
+
+
 def test_a_collapsed_agg_downlink_is_named_over_the_core_direction_a_passing_test_carried_as_many_flows():
     """3-level fat-tree, k=4, agg-p03-01's cable down to edge-p03-02 collapsing above 2 flows (bench_groups,
     seed 4). Every failing test also loads core0002 -> agg-p03-01 beyond the 1 flow a passing test showed it
