@@ -104,6 +104,7 @@ class _State:
         self.ports: set[PortRef] = set()  # host ports probed one way each (:func:`_host_port`)
         self.passed: set[tuple[tuple[PortRef, ...], str]] = set()  # each passing test's hosts and kind
         self.passed_before: set[tuple[tuple[PortRef, ...], str]] = set()  # as ``passed``, before the last round
+        self.half_of: dict[GroupTest, tuple[GroupTest, tuple[PortRef, ...], tuple[PortRef, ...]]] = {}  # a failing second half run whole -> as ``parent``
         self.refill: list[GroupTest] = []  # tests whose bisection ended on a direction that carried the load
 
     def failing_switch(self, sw: str) -> int:
@@ -503,6 +504,7 @@ def _chase(test: GroupTest, state: _State, probes: int) -> _Chase:
         results = yield [halves[1]]  # nothing inside the second half failed alone: the half whole
         if slow.failed(results[0]):
             state.whole.add(halves[1])
+            state.half_of[halves[1]] = (test, a, b)
             return [halves[1]]
     else:
         results = yield halves
@@ -528,9 +530,14 @@ def _whole_failed(test: GroupTest, state: _State, a: tuple[PortRef, ...], b: tup
     # Where most of its round passed, run the whole once more first: a transient slowdown (a neighbour's
     # checkpoint) passes the second time, a fault its own load shows does not. (Where most of the round
     # failed, the round's load together may be the cause.)
-    if test in state.few_failed:
+    if test in state.few_failed or test in state.half_of:
+        # (Or where it is a failing group's second half, run whole once the first passed: a transient may have
+        # failed it, and then that group failed with both halves passing.)
         results = yield [_again(test)]
         if not state.judge.failed(results[0]):
+            if test in state.half_of:
+                parent, pa, pb = state.half_of.pop(test)
+                return (yield from _whole_failed(parent, state, pa, pb, probes))
             return (yield from _rest_round(test, state)) or []
     last = yield from _substitute(test, state)
     if last is None:

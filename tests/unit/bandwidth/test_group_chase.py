@@ -233,6 +233,17 @@ def test_a_failing_confirmation_of_hosts_whose_pair_tests_passed_runs_once_more_
     assert named == [(fabric.link_at(PortRef("agg-p04-02", 4)).key, "load_collapse", "error")], named
 
 
+def test_a_second_half_that_failed_whole_and_passes_again_sends_the_chase_back_to_the_group_it_came_from():
+    """3-level fat-tree, k=4, agg-p02-01's cable to core0002 collapsing above 2 flows (bench_groups, seed 5).
+    Half 1 of all hosts fails (it loads that cable); its first half passes, and its second half, run whole,
+    fails from a transient (0.60, loading none of the cable). That half's own halves passed, and the chase
+    probed it down to nothing. Now such a half runs once more first: it passes, and the chase goes on from
+    the group it came from, whose halves both passed, to the collapsing cable."""
+    fabric = fat_tree_3(4)
+    _, named = _collapse_named(fabric, PortRef("agg-p02-01", 4), seed=5)
+    assert named == [(fabric.link_at(PortRef("agg-p02-01", 4)).key, "load_collapse", "error")], named
+
+
 def test_a_collapsed_agg_downlink_is_named_over_the_core_direction_a_passing_test_carried_as_many_flows():
     """3-level fat-tree, k=4, agg-p03-01's cable down to edge-p03-02 collapsing above 2 flows (bench_groups,
     seed 4). Every failing test also loads core0002 -> agg-p03-01 beyond the 1 flow a passing test showed it
