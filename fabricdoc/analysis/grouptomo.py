@@ -20,7 +20,9 @@ none did (a job's communicators alone, say) it is ``degraded_bandwidth``. A swit
 failing tests slow with the load they put through it (each flow gets its share of a fixed
 rate) throttles (``switch_throttle``); a collapse drops to one figure whatever the load. A throttling
 switch also explains the failing tests it slowed to its share, below the load a passing test held back
-elsewhere put through it.
+elsewhere put through it (a share worked out from the test's round: its flows max-min shared with the
+switch's egresses cut to the flows' worth it forwards, read from its failing tests, over the flows
+crossing it).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from fabricdoc.errors import TopologyError
 from fabricdoc.model.evidence import GroupLoadEvidence, GroupSample
 from fabricdoc.model.expectation import TestJudgement, explains
 from fabricdoc.model.findings import Finding
+from fabricdoc.model.flows import maxmin
 from fabricdoc.model.groups import (
     channel_load,
     group_flows,
@@ -66,6 +69,7 @@ THROTTLE_FAULT = "switch_throttle"  # a switch that forwards a fixed rate: the m
 THROTTLE_SLOPE = -0.5
 THROTTLE_SPAN = 1.25  # ... over loads at least this far apart (closer ones cannot tell the two apart)
 THROTTLE_MARGIN = 0.2  # a test slower than a throttle's share L/T by more than this is not the throttle's alone
+THROTTLE_STEPS = 10  # bisection steps reading a throttle's limit from its failing tests
 MANY_ALIKE = 4  # this many parts equally likely: isolation did not narrow it down, nothing is named
 
 
@@ -77,6 +81,8 @@ class _Test:
     flows: list[list[Channel]] = field(default_factory=list)
     shown: frozenset[Channel] = frozenset()  # directions its round, passing, shows full (model.groups.shown_full)
     relative: float | None = None  # measured over what healthy tests of its kind reach here
+    round_flows: list[list[Channel]] = field(default_factory=list)  # every flow of its round, its own among them
+    span: tuple[int, int] = (0, 0)  # where its own flows are in ``round_flows``
 
 
 def _switch_load(fabric: Fabric, flows: list[list[Channel]]) -> Counter[Hashable]:
@@ -93,8 +99,15 @@ def _tests(fabric: Fabric, obs: Observations, judged: TestJudgement) -> list[_Te
         rounds.setdefault((t.group is None, r), Counter()).update(t.load)
         round_tests.setdefault((t.group is None, r), []).append(t.flows)
     full = {k: shown_full(fabric, tests) for k, tests in round_tests.items()}
-    return [_Test(Counter({e: rounds[(t.group is None, r)][e] for e in t.load}), t.failed, t.group,
-                  shown=full[(t.group is None, r)], relative=t.relative) for t, r in out]
+    flat = {k: [f for test in tests for f in test] for k, tests in round_tests.items()}
+    at: Counter[tuple[bool, int]] = Counter()
+    made = []
+    for t, r in out:
+        k = (t.group is None, r)
+        made.append(_Test(Counter({e: rounds[k][e] for e in t.load}), t.failed, t.group, shown=full[k],
+                          relative=t.relative, round_flows=flat[k], span=(at[k], at[k] + len(t.flows))))
+        at[k] += len(t.flows)
+    return made
 
 
 def _own_tests(fabric: Fabric, obs: Observations, judged: TestJudgement) -> list[tuple[_Test, int]]:
@@ -182,7 +195,7 @@ def from_groups(fabric: Fabric, obs: Observations, judged: TestJudgement,
         if best is None or not covers[best] & left:
             break
         chosen.append(best)
-        covers[best] |= _throttled(best, tests, covers[best], left)
+        covers[best] |= _throttled(fabric, best, tests, covers[best], left)
         own[best] = covers[best] & left
         left -= covers[best]
     switches = []
@@ -266,17 +279,52 @@ def _throttles(e: Hashable, tests: list[_Test], covers: set[int]) -> bool:
     return slope <= THROTTLE_SLOPE
 
 
-def _throttled(e: Hashable, tests: list[_Test], covers: set[int], left: set[int]) -> set[int]:
+def _throttled(fabric: Fabric, e: Hashable, tests: list[_Test], covers: set[int], left: set[int]) -> set[int]:
     """Failing tests a throttling switch ``e`` explains beyond those that loaded it past what passed: one
-    that forwards L flows' worth slows a test putting T > L flows through it to L/T, where its egress is
-    the test's bottleneck, and a passing test that loaded it as hard may have been held back elsewhere.
-    L is read from its failing tests (relative figure times flows); a test of ``left`` that crossed it
-    with more flows, no slower than L/T (less :data:`THROTTLE_MARGIN`), is its too."""
+    that forwards L flows' worth keeps L/T of each egress's rate when T flows cross it, and a passing test
+    that loaded it as hard may have been held back elsewhere. L is read from its failing tests (relative
+    figure times flows); a test of ``left`` that crossed it with more flows is its too when it is no slower
+    (less :data:`THROTTLE_MARGIN`) than its round's flows, max-min shared with the switch's egresses so cut,
+    make it."""
     if not _throttles(e, tests, covers):
         return set()
-    limit = float(np.median([tests[i].load[e] * tests[i].relative for i in covers if tests[i].relative]))
+    limit = _throttle_limit(fabric, e[1], tests, covers)  # type: ignore[index]
     return {i for i in left if tests[i].relative and tests[i].load.get(e, 0) > limit
-            and tests[i].relative >= (1 - THROTTLE_MARGIN) * limit / tests[i].load[e]}
+            and tests[i].relative >= (1 - THROTTLE_MARGIN) * _throttled_share(fabric, e[1], limit, tests[i])}  # type: ignore[index]
+
+
+def _throttle_limit(fabric: Fabric, switch: str, tests: list[_Test], covers: set[int]) -> float:
+    """The flows' worth a throttling ``switch`` forwards, as its failing tests read: the limit at which they
+    are, in the median, as slow as :func:`_throttled_share` makes them (bisected; the share grows with it)."""
+    seen = [tests[i] for i in covers if tests[i].relative]
+    lo, hi = 0.0, float(max(t.load[("switch", switch)] for t in seen))
+    for _ in range(THROTTLE_STEPS):
+        mid = (lo + hi) / 2
+        shares = [_throttled_share(fabric, switch, mid, t) for t in seen]
+        if float(np.median([t.relative / s if s > 0 else math.inf for t, s in zip(seen, shares, strict=True)])) > 1:
+            lo = mid  # slower predicted than measured: it forwards more
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+def _throttled_share(fabric: Fabric, switch: str, limit: float, test: _Test) -> float:
+    """The share of its healthy figure ``test`` keeps when ``switch`` forwards ``limit`` flows' worth: its
+    round's flows max-min shared, every egress of the switch cut to limit over the flows crossing it."""
+    flows = test.round_flows
+    a, b = test.span
+    if b <= a:
+        return limit / test.load[("switch", switch)]
+    through = test.load[("switch", switch)]
+    if through <= limit:
+        return 1.0
+    cut = {c: limit / through for hops in flows for c in hops if channel_ends(c)[0].node == switch}
+
+    def capacity(k: LinkKey) -> float:
+        return fabric.links[k].capacity_gbps
+
+    healthy = float(min(maxmin(flows, capacity)[a:b]))
+    return float(min(maxmin(flows, capacity, cut)[a:b])) / healthy if healthy > 0 else 0.0
 
 
 def _own_probe(fabric: Fabric, e: Hashable, tests: list[_Test], covers: set[int]) -> bool:

@@ -544,6 +544,19 @@ def test_a_throttled_spine_explains_the_failing_tests_it_slowed_to_its_share_bel
         ("switch", ["spine04"], "switch_throttle", "error")]
 
 
+@pytest.mark.parametrize(("switch", "seed"), [("agg-p03-03", 5), ("agg-p02-02", 6)])
+def test_a_throttled_switch_explains_failing_tests_its_cut_egresses_slowed_more_than_its_plain_share(switch, seed):
+    """3L k=6, an aggregation switch that forwards 6 flows' worth (bench_groups, seeds 5 and 6). A test
+    putting T flows through it runs slower than L/T where several of its flows share one cut egress (0.31
+    at 12 flows, where 6/12 is 0.5): such tests were left to a cable of the switch or near it, named at
+    warning beside the switch. The limit is read, and each test's share worked out, from its round's flows
+    max-min shared with the switch's egresses cut to L over T: the switch alone is named."""
+    fab = fat_tree_3(6)
+    _, _, found = _sweep(fab, [Fault("switch_throttle", switch=switch, flows=6)], seed=seed, full_load=True)
+    assert [(f.kind, f.node_ids, f.fault, str(f.severity)) for f in _only_named(found)] == [
+        ("switch", [switch], "switch_throttle", "error")]
+
+
 def test_switches_are_probed_as_soon_as_one_chase_ends_with_only_a_load_together_to_show():
     """3L k=6, an aggregation switch that forwards 6 flows' worth. Three leaf pairs fail; each chase keeps
     half its hosts with known-good ones (every step fails: the switch, not a host) and its fans all pass.
