@@ -18,7 +18,15 @@ from dataclasses import dataclass
 
 from fabricdoc.errors import TopologyError
 from fabricdoc.model.flows import maxmin
-from fabricdoc.model.groups import LOADED_FLOWS, busbw_from_rates, fan, group_flows, most_flows
+from fabricdoc.model.groups import (
+    LOADED_FLOWS,
+    busbw_from_rates,
+    channel_load,
+    fan,
+    group_flows,
+    most_flows,
+    shown_full,
+)
 from fabricdoc.model.paths import Channel
 from fabricdoc.model.records import LinkKey, PortRef
 from fabricdoc.model.topology import Fabric
@@ -153,7 +161,27 @@ def screening(fabric: Fabric, ports: Sequence[PortRef], test: str = "alltoall",
     covered = {p for tests in rest for t in tests for p in t.members}
     if not first or not rest or any(p not in covered for t in first for p in t.members):
         return Screening(rounds, [])
+    if not _host_ports_filled(fabric, rest, [p for t in first for p in t.members]):
+        # The pairs' flows are held back by the leaves' uplinks (oversubscribed, or a rail's one spine
+        # cable): they never fill a host port, and an incast into one would pass them. Each leaf's group
+        # alone loads its hosts' ports at full rate.
+        return Screening(rounds, [])
     return Screening(rest, first)
+
+
+def _host_ports_filled(fabric: Fabric, rounds: Sequence[Sequence[GroupTest]], ports: Sequence[PortRef]) -> bool:
+    """Whether some round fills the direction into each of ``ports`` (:func:`~fabricdoc.model.groups.shown_full`)
+    with more than :data:`LOADED_FLOWS` flows."""
+    filled: set[Channel] = set()
+    for tests in rounds:
+        flows = [group_flows(fabric, t.members, t.test) for t in tests]
+        load = channel_load([f for test in flows for f in test])
+        filled |= {c for c in shown_full(fabric, flows) if load[c] > LOADED_FLOWS}
+    for p in ports:
+        link = fabric.link_at(p)
+        if link is None or (link.key, 0 if link.key.b == p else 1) not in filled:
+            return False
+    return True
 
 
 EXTRA_ROUNDS = 8  # pair rounds beyond the far pairing, each only when it loads cables the others did not

@@ -151,6 +151,24 @@ def test_leaves_alone_are_held_back_as_a_reference_where_pairs_hold_every_host()
     assert screening(fab, fab.host_ports(), "fan").reference == []
 
 
+@pytest.mark.parametrize(("make", "alone"), [
+    (lambda: rail_optimized(units=4, hosts_per_unit=8, rails=8, spines=8), True),
+    (lambda: fat_tree_2(leaves=8, spines=4, hosts_per_leaf=8), True),
+    (lambda: fat_tree_2(leaves=4, spines=4, hosts_per_leaf=4), False),
+    (lambda: fat_tree_3(4), False)])
+def test_leaves_alone_run_as_a_screen_where_the_pairs_never_fill_a_host_port(make, alone):
+    """Leaf-spine at 2:1 and rail-optimized 4 units x 8 rails x 8: a pair of leaves' flows are held back by
+    the uplinks, no host port is ever filled, and an incast into one that collapses to 0.3 of its rate
+    passed every screen (rail-optimized 4 x 8 x 8: 0 of 8 found, bench_groups shapes). Each leaf's
+    group alone fills its hosts' ports, so it runs as a screen round; where the pairs fill them, it stays
+    the reference."""
+    fab = make()
+    plan = screening(fab, fab.host_ports())
+    leaves = [t for t in plan.rounds[0] if t.label.startswith("leaf ")]
+    assert (plan.reference == [] and len(leaves) == len(plan.rounds[0]) > 0) == alone
+    assert bool(plan.reference) != alone
+
+
 def _screened(fabric, faults, seed=0):
     sim = Simulator(fabric, faults, seed=seed)
     into: list = []
