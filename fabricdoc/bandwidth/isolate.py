@@ -94,6 +94,7 @@ class _State:
         self._filled_from = 0
         self.passing_switch: Counter[str] = Counter()  # most flows through each switch in a round a test passed
         self.failing_loads: dict[str, list[int]] = {}  # flows through each switch in each failing test's round
+        self.round_load: dict[GroupTest, Counter[str]] = {}  # each failing test: flows through its switches, its round's
         self.few_failed: set[GroupTest] = set()  # failed where most of their round passed: rerun before probing
         self.sibling: dict[GroupTest, GroupTest] = {}  # each confirmation of a failing pair -> the other's
         self.whole: set[GroupTest] = set()  # failing halves narrowed once already: split into both halves now
@@ -129,6 +130,8 @@ class _State:
             if r.status not in ("ok", "hung"):
                 continue
             failed = self.judge.failed(r)
+            if failed:
+                self.round_load[t] = Counter({sw: total[sw] for sw in load})
             for sw in load:
                 if failed:
                     self.failing_loads.setdefault(sw, []).append(total[sw])
@@ -247,6 +250,7 @@ def isolate(
     ran: dict[int, list[tuple[GroupTest, GroupResult]]] = {}  # each chase's probes and their results
     roots: dict[int, GroupTest] = {}  # each chase's failing group
     switches_probed = False
+    early_probed = False  # switches probed once a chase from a round where most failed found nothing
 
     def start(tests: list[GroupTest], refill: bool = False) -> None:
         for t in tests:
@@ -296,7 +300,7 @@ def isolate(
             if not nodes & used:
                 used |= nodes
                 batch.append((chase, step))
-        nonlocal switches_probed
+        nonlocal switches_probed, early_probed
         results = run([t for _, step in batch for t in step])
         at = 0
         for chase, step in batch:
@@ -307,6 +311,7 @@ def isolate(
             try:
                 wants[id(chase)] = chase.send(mine)
             except StopIteration as stop:
+                root = roots[id(chase)]
                 probed = end(chase)
                 if not stop.value and not switches_probed and _together(probed, judge):
                     # This chase's probes failed and none pointed at a part: a load together (a switch)
@@ -314,6 +319,20 @@ def isolate(
                     switches_probed = True
                     _bisect_switches(state, run, lambda: out.rounds < max_rounds)
                     # A switch that failed its own probe explains the groups through it: their chases end.
+                    for other in [c for c in chases if _loads(fabric, roots[id(c)])[1].keys() & state.named]:
+                        end(other)
+                elif (not stop.value and not switches_probed and not early_probed and root.phase == "screen"
+                      and root not in state.few_failed and not _pointed(probed, judge)):
+                    # Its group failed in a round where most failed, and its own probes found nothing: the
+                    # round's load together (a switch all those groups crossed) showed it. The other chases
+                    # of that round would each find nothing too; probe the switches now, where a probe can load
+                    # each as hard as that group did (early, passing tests may have loaded the others too
+                    # little for that; where none is named, they are probed again once the chases end).
+                    # Weighed once: building the probes is the cost.
+                    early_probed = True
+                    if _probes_reach(state, root):
+                        _bisect_switches(state, run, lambda: out.rounds < max_rounds)
+                        switches_probed = bool(state.named)
                     for other in [c for c in chases if _loads(fabric, roots[id(c)])[1].keys() & state.named]:
                         end(other)
                 elif not stop.value and (hit := switches_pointed(probed)) is not None:
@@ -391,6 +410,37 @@ def _together(probes: list[tuple[GroupTest, GroupResult]], judge: GroupJudge) ->
 
     failed = [t for t, r in probes if r.status in ("ok", "hung") and judge.failed(r) and not passed(t)]
     return len(failed) > TRANSIENTS and not any(_points(t) for t in failed)
+
+
+def _probes_reach(state: _State, root: GroupTest) -> bool:
+    """Whether the probes :func:`_bisect_switches` would run now, one through each suspect switch in one
+    round, put at least as many flows through each suspect ``root`` crossed as ``root``'s round did when it
+    failed (early, the hosts shared among many probes may load each too little to show anything)."""
+    through = state.round_load.get(root, Counter())
+    suspects = sorted(_suspect_switches(state))
+    if not through.keys() & set(suspects):
+        return False
+    crossed = Crossings(state.fabric)
+    batch = suspects
+    while True:  # as many as the hosts allow, else half of them, ...
+        tests = switch_probes(state.fabric, state.good, batch, crossed, floor=state.passing_switch,
+                              want={sw: max(state.failing_switch(sw), state.passing_switch[sw] + 1) for sw in batch},
+                              limit={c: state.passing_switch[c] for c in suspects if c not in batch})
+        if tests is not None or len(batch) == 1:
+            break
+        batch = batch[: len(batch) // 2]
+    return tests is not None and all(_loads(state.fabric, t)[1][sw] >= through[sw]
+                                     for sw, t in zip(batch, tests, strict=True) if sw in through)
+
+
+def _pointed(probes: list[tuple[GroupTest, GroupResult]], judge: GroupJudge) -> bool:
+    """Whether one of a chase's probes that points at a part (:func:`_points`) failed and did not pass
+    when run again."""
+    def passed(t: GroupTest) -> bool:
+        return any(o.members == t.members and o.test == t.test and r.status == "ok" and not judge.failed(r)
+                   for o, r in probes)
+
+    return any(r.status in ("ok", "hung") and judge.failed(r) and _points(t) and not passed(t) for t, r in probes)
 
 
 def _points(probe: GroupTest | GroupResult) -> bool:

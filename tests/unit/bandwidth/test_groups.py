@@ -575,6 +575,19 @@ def test_a_throttled_switch_explains_failing_tests_its_cut_egresses_slowed_more_
         ("switch", [switch], "switch_throttle", "error")]
 
 
+def test_switches_are_probed_once_a_chase_from_a_round_where_most_failed_finds_nothing():
+    """32 leaves x 12 spines, 8 hosts a leaf, a spine whose buffer collapses above 64 flows. Every pair of
+    leaves fails in the screen round (their flows meet in that spine), and each chase alone loads too little
+    to show it: all its probes pass. Sixteen such chases ran one after another until the 32-round cap, the
+    switches were never probed, and nothing was named (0 of 8 seeds). Once the first chase of such a round
+    finds nothing, and a probe through each suspect switch can load it as hard as that round did, the
+    switches are probed: the spine is named, and its probe ends the other chases."""
+    fab = fat_tree_2(leaves=32, spines=12, hosts_per_leaf=8)
+    _, obs, found = _sweep(fab, [Fault("switch_collapse", switch="spine03", flows=64)], seed=0, full_load=True)
+    assert [(f.kind, f.node_ids, str(f.severity)) for f in _only_named(found)] == [("switch", ["spine03"], "error")]
+    assert found.isolation_left == 0
+
+
 def test_switches_are_probed_as_soon_as_one_chase_ends_with_only_a_load_together_to_show():
     """3L k=6, an aggregation switch that forwards 6 flows' worth. Three leaf pairs fail; each chase keeps
     half its hosts with known-good ones (every step fails: the switch, not a host) and its fans all pass.
