@@ -348,13 +348,15 @@ def isolate(
 
     if chase:
         # A failing group holding a smaller failing group is left to that one's chase (its failure most
-        # likely is that one's); one crossing a cable other evidence blamed is explained already.
-        minimal = [t for t in failing if not any(o is not t and o.nodes < t.nodes for o in failing)]
+        # likely is that one's); one crossing a cable other evidence blamed is explained already. Held by
+        # ports, not host names: on a rail-optimized fabric a pair of leaves holds the same hosts as either
+        # leaf alone, on other rails.
+        minimal = [t for t in failing if not any(o is not t and set(o.members) < set(t.members) for o in failing)]
         start(minimal)
         drive()
         # ... unless every smaller one passed when run again (a transient): then it is chased itself.
         later = [t for t in failing if t not in minimal
-                 and all(passed_again(o) for o in failing if o is not t and o.nodes < t.nodes)]
+                 and all(passed_again(o) for o in failing if o is not t and set(o.members) < set(t.members))]
         start(later)
         drive()
     out.unfinished = len(chases)

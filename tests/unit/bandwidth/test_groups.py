@@ -588,6 +588,20 @@ def test_switches_are_probed_once_a_chase_from_a_round_where_most_failed_finds_n
     assert found.isolation_left == 0
 
 
+def test_a_failing_leaf_pair_holding_a_failing_leaf_on_a_rail_optimized_fabric_waits_for_that_leafs_chase():
+    """Rail-optimized 2 x 4 x 4, an incast into gpu0007's rail-2 port (bench_groups, seed 3). The leaf's own
+    group fails, and so do three leaf pairs holding it. Every host has a port on each rail, so a pair of
+    leaves holds the same hosts (by name) as the leaf alone: compared by host names, every one of them was
+    a smallest failing group, and each was chased down to the same port until the round cap. Compared by
+    ports, the pairs wait for the leaf's chase, which names the port."""
+    fab = rail_optimized(units=2, hosts_per_unit=4, rails=4, spines=4)
+    port = PortRef("gpu0007", 2)
+    _, obs, found = _sweep(fab, [Fault("incast_pfc", port=port, flows=2)], seed=3, full_load=True)
+    assert [(set(f.node_ids), f.fault, str(f.severity)) for f in _only_named(found)] == [
+        ({"gpu0007", fab.peer(port).node}, "incast_collapse", "error")]
+    assert found.isolation_left == 0
+
+
 def test_switches_are_probed_as_soon_as_one_chase_ends_with_only_a_load_together_to_show():
     """3L k=6, an aggregation switch that forwards 6 flows' worth. Three leaf pairs fail; each chase keeps
     half its hosts with known-good ones (every step fails: the switch, not a host) and its fans all pass.
