@@ -12,7 +12,8 @@ part already named (a cable's other direction) before a new one; one that more o
 them loaded beyond what any passing test carried, filled or not, before one a
 passing test carried as many flows in some of them; one part alone before one of
 several explaining the same tests; a switch whose own probe failed before a cable
-explaining the same tests; else a cable before a switch); parts that explain
+explaining the same tests; else a cable before a switch; what a named cable's other
+direction explains is that cable's, not a new part's); parts that explain
 exactly the same tests are named as equally likely. A group test that could not run is no evidence; a
 failing group already crossing a cable other evidence blamed needs no new part. The fault
 is ``load_collapse`` only when a test crossed the part at a lower load and passed; when
@@ -198,6 +199,9 @@ def from_groups(fabric: Fabric, obs: Observations, judged: TestJudgement,
         covers[best] |= _throttled(fabric, best, tests, covers[best], left)
         own[best] = covers[best] & left
         left -= covers[best]
+        if best[0] == "chan":
+            # The same cable's other direction: what it explains is this part's too, not a new part's.
+            left -= covers.get(("chan", (best[1][0], 1 - best[1][1])), set())  # type: ignore[index]
     switches = []
     for e in chosen:
         # Equally likely parts: other cables or switches explaining the same tests (a cable's

@@ -244,6 +244,18 @@ def test_a_second_half_that_failed_whole_and_passes_again_sends_the_chase_back_t
     assert named == [(fabric.link_at(PortRef("agg-p02-01", 4)).key, "load_collapse", "error")], named
 
 
+def test_a_failing_test_the_named_cables_other_direction_explains_is_left_to_no_new_part():
+    """Leaf-spine 2:1, 8 x 8, leaf07's uplink to spine04 collapsing above 2 flows, both ways (bench_groups,
+    seed 2). Once that cable is named for the tests through its way down, two failing tests were left: a
+    switch probe through spine04 that put 64 flows up the same cable, and a leaf pair a transient slowed.
+    A host port both had loaded beyond what passing tests filled explained them, and was named at error
+    beside the cable. What the cable's other direction explains is the cable's: the port is left with the
+    transient alone, and a single failing test names nothing."""
+    fabric = fat_tree_2(leaves=8, spines=4, hosts_per_leaf=8)
+    _, named = _collapse_named(fabric, PortRef("leaf07", 12), seed=2)
+    assert named == [(fabric.link_at(PortRef("leaf07", 12)).key, "load_collapse", "error")], named
+
+
 def test_a_collapsed_agg_downlink_is_named_over_the_core_direction_a_passing_test_carried_as_many_flows():
     """3-level fat-tree, k=4, agg-p03-01's cable down to edge-p03-02 collapsing above 2 flows (bench_groups,
     seed 4). Every failing test also loads core0002 -> agg-p03-01 beyond the 1 flow a passing test showed it
