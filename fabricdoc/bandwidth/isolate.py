@@ -268,6 +268,11 @@ def isolate(
         del wants[id(chase)], roots[id(chase)]
         return ran.pop(id(chase))
 
+    def end_named() -> None:
+        """A switch that failed its own probe explains the groups through it: their chases end."""
+        for other in [c for c in chases if _loads(fabric, roots[id(c)])[1].keys() & state.named]:
+            end(other)
+
     def drive() -> None:
         while chases and out.rounds < max_rounds:
             advance()
@@ -318,9 +323,7 @@ def isolate(
                     # showed it. Probe the switches now, before the other chases spend the rounds left.
                     switches_probed = True
                     _bisect_switches(state, run, lambda: out.rounds < max_rounds)
-                    # A switch that failed its own probe explains the groups through it: their chases end.
-                    for other in [c for c in chases if _loads(fabric, roots[id(c)])[1].keys() & state.named]:
-                        end(other)
+                    end_named()
                 elif (not stop.value and not switches_probed and not early_probed and root.phase == "screen"
                       and root not in state.few_failed and not _pointed(probed, judge)):
                     # Its group failed in a round where most failed, and its own probes found nothing: the
@@ -333,8 +336,7 @@ def isolate(
                     if _probes_reach(state, root):
                         _bisect_switches(state, run, lambda: out.rounds < max_rounds)
                         switches_probed = bool(state.named)
-                    for other in [c for c in chases if _loads(fabric, roots[id(c)])[1].keys() & state.named]:
-                        end(other)
+                    end_named()
                 elif not stop.value and (hit := switches_pointed(probed)) is not None:
                     # Its failing one-way loads all crossed suspect switches (a throttling spine slows the
                     # egress its fan converged on): when chases still running cross them too, probe those
@@ -342,8 +344,7 @@ def isolate(
                     over, crossed = hit
                     if any(_loads(fabric, roots[id(c)])[1].keys() & crossed for c in chases):
                         _bisect_switches(state, run, lambda: out.rounds < max_rounds, over, crossed)
-                        for other in [c for c in chases if _loads(fabric, roots[id(c)])[1].keys() & state.named]:
-                            end(other)
+                        end_named()
                 start(stop.value or [])
 
     if chase:
@@ -402,15 +403,20 @@ def _refill(test: GroupTest, state: _State, probes: int) -> _Chase:
     return []
 
 
-def _together(probes: list[tuple[GroupTest, GroupResult]], judge: GroupJudge) -> bool:
-    """Whether more of a chase's own probes failed than transient slowdowns explain, and none of them
-    pointed at a part (a one-way load or a host with a known-good one that failed and did not pass when
-    run again)."""
+def _failed_probes(probes: list[tuple[GroupTest, GroupResult]], judge: GroupJudge) -> list[GroupTest]:
+    """A chase's own probes that failed and did not pass when run again (the same hosts' same test)."""
     def passed(t: GroupTest) -> bool:
         return any(o.members == t.members and o.test == t.test and r.status == "ok" and not judge.failed(r)
                    for o, r in probes)
 
-    failed = [t for t, r in probes if r.status in ("ok", "hung") and judge.failed(r) and not passed(t)]
+    return [t for t, r in probes if r.status in ("ok", "hung") and judge.failed(r) and not passed(t)]
+
+
+def _together(probes: list[tuple[GroupTest, GroupResult]], judge: GroupJudge) -> bool:
+    """Whether more of a chase's own probes failed than transient slowdowns explain, and none of them
+    pointed at a part (a one-way load or a host with a known-good one that failed and did not pass when
+    run again)."""
+    failed = _failed_probes(probes, judge)
     return len(failed) > TRANSIENTS and not any(_points(t) for t in failed)
 
 
@@ -438,11 +444,7 @@ def _probes_reach(state: _State, root: GroupTest) -> bool:
 def _pointed(probes: list[tuple[GroupTest, GroupResult]], judge: GroupJudge) -> bool:
     """Whether one of a chase's probes that points at a part (:func:`_points`) failed and did not pass
     when run again."""
-    def passed(t: GroupTest) -> bool:
-        return any(o.members == t.members and o.test == t.test and r.status == "ok" and not judge.failed(r)
-                   for o, r in probes)
-
-    return any(r.status in ("ok", "hung") and judge.failed(r) and _points(t) and not passed(t) for t, r in probes)
+    return any(_points(t) for t in _failed_probes(probes, judge))
 
 
 def _points(probe: GroupTest | GroupResult) -> bool:
