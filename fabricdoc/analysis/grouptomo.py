@@ -292,19 +292,20 @@ def _throttled(fabric: Fabric, e: Hashable, tests: list[_Test], covers: set[int]
     make it."""
     if not _throttles(e, tests, covers):
         return set()
-    limit = _throttle_limit(fabric, e[1], tests, covers)  # type: ignore[index]
+    share = _ThrottledShare(fabric, e[1])  # type: ignore[index]
+    limit = _throttle_limit(share, tests, covers)
     return {i for i in left if tests[i].relative and tests[i].load.get(e, 0) > limit
-            and tests[i].relative >= (1 - THROTTLE_MARGIN) * _throttled_share(fabric, e[1], limit, tests[i])}  # type: ignore[index]
+            and tests[i].relative >= (1 - THROTTLE_MARGIN) * share(limit, tests[i])}
 
 
-def _throttle_limit(fabric: Fabric, switch: str, tests: list[_Test], covers: set[int]) -> float:
-    """The flows' worth a throttling ``switch`` forwards, as its failing tests read: the limit at which they
-    are, in the median, as slow as :func:`_throttled_share` makes them (bisected; the share grows with it)."""
+def _throttle_limit(share: _ThrottledShare, tests: list[_Test], covers: set[int]) -> float:
+    """The flows' worth a throttling switch forwards, as its failing tests read: the limit at which they
+    are, in the median, as slow as ``share`` makes them (bisected; the share grows with it)."""
     seen = [tests[i] for i in covers if tests[i].relative]
-    lo, hi = 0.0, float(max(t.load[("switch", switch)] for t in seen))
+    lo, hi = 0.0, float(max(t.load[("switch", share.switch)] for t in seen))
     for _ in range(THROTTLE_STEPS):
         mid = (lo + hi) / 2
-        shares = [_throttled_share(fabric, switch, mid, t) for t in seen]
+        shares = [share(mid, t) for t in seen]
         if float(np.median([t.relative / s if s > 0 else math.inf for t, s in zip(seen, shares, strict=True)])) > 1:
             lo = mid  # slower predicted than measured: it forwards more
         else:
@@ -312,23 +313,32 @@ def _throttle_limit(fabric: Fabric, switch: str, tests: list[_Test], covers: set
     return (lo + hi) / 2
 
 
-def _throttled_share(fabric: Fabric, switch: str, limit: float, test: _Test) -> float:
-    """The share of its healthy figure ``test`` keeps when ``switch`` forwards ``limit`` flows' worth: its
-    round's flows max-min shared, every egress of the switch cut to limit over the flows crossing it."""
-    flows = test.round_flows
-    a, b = test.span
-    if b <= a:
-        return limit / test.load[("switch", switch)]
-    through = test.load[("switch", switch)]
-    if through <= limit:
-        return 1.0
-    cut = {c: limit / through for hops in flows for c in hops if channel_ends(c)[0].node == switch}
+class _ThrottledShare:
+    """The share of its healthy figure a test keeps when ``switch`` forwards ``limit`` flows' worth: its
+    round's flows max-min shared, every egress of the switch cut to limit over the flows crossing it. Each
+    test's healthy slowest rate is worked out once (the limit is bisected over the same tests)."""
 
-    def capacity(k: LinkKey) -> float:
-        return fabric.links[k].capacity_gbps
+    def __init__(self, fabric: Fabric, switch: str) -> None:
+        self.fabric = fabric
+        self.switch = switch
+        self._healthy: dict[int, float] = {}  # id(test) -> its slowest flow's healthy rate
 
-    healthy = float(min(maxmin(flows, capacity)[a:b]))
-    return float(min(maxmin(flows, capacity, cut)[a:b])) / healthy if healthy > 0 else 0.0
+    def _capacity(self, k: LinkKey) -> float:
+        return self.fabric.links[k].capacity_gbps
+
+    def __call__(self, limit: float, test: _Test) -> float:
+        flows = test.round_flows
+        a, b = test.span
+        through = test.load[("switch", self.switch)]
+        if b <= a:
+            return limit / through
+        if through <= limit:
+            return 1.0
+        if id(test) not in self._healthy:
+            self._healthy[id(test)] = float(min(maxmin(flows, self._capacity)[a:b]))
+        healthy = self._healthy[id(test)]
+        cut = {c: limit / through for hops in flows for c in hops if channel_ends(c)[0].node == self.switch}
+        return float(min(maxmin(flows, self._capacity, cut)[a:b])) / healthy if healthy > 0 else 0.0
 
 
 def _own_probe(fabric: Fabric, e: Hashable, tests: list[_Test], covers: set[int]) -> bool:
