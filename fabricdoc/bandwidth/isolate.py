@@ -421,24 +421,16 @@ def _together(probes: list[tuple[GroupTest, GroupResult]], judge: GroupJudge) ->
 
 
 def _probes_reach(state: _State, root: GroupTest) -> bool:
-    """Whether the probes :func:`_bisect_switches` would run now, one through each suspect switch in one
-    round, put at least as many flows through each suspect ``root`` crossed as ``root``'s round did when it
-    failed (early, the hosts shared among many probes may load each too little to show anything)."""
+    """Whether the probes :func:`_bisect_switches` would run now (its first round) put at least as many
+    flows through each suspect ``root`` crossed as ``root``'s round did when it failed (early, the hosts
+    shared among many probes may load each too little to show anything)."""
     through = state.round_load.get(root, Counter())
     suspects = sorted(_suspect_switches(state))
     if not through.keys() & set(suspects):
         return False
-    crossed = Crossings(state.fabric)
-    batch = suspects
-    while True:  # as many as the hosts allow, else half of them, ...
-        tests = switch_probes(state.fabric, state.good, batch, crossed, floor=state.passing_switch,
-                              want={sw: max(state.failing_switch(sw), state.passing_switch[sw] + 1) for sw in batch},
-                              limit={c: state.passing_switch[c] for c in suspects if c not in batch})
-        if tests is not None or len(batch) == 1:
-            break
-        batch = batch[: len(batch) // 2]
-    return tests is not None and all(_loads(state.fabric, t)[1][sw] >= through[sw]
-                                     for sw, t in zip(batch, tests, strict=True) if sw in through)
+    got = _switch_batch(state, suspects, suspects, set(), Crossings(state.fabric))
+    return got is not None and all(_loads(state.fabric, t)[1][sw] >= through[sw]
+                                   for sw, t in zip(*got, strict=True) if sw in through)
 
 
 def _pointed(probes: list[tuple[GroupTest, GroupResult]], judge: GroupJudge) -> bool:
@@ -489,30 +481,13 @@ def _bisect_switches(state: _State, run: Callable[[list[GroupTest]], list[GroupR
     cleared: set[str] = set()
     crossed = Crossings(state.fabric)
 
-    def unexplained(sw: str) -> int:
-        """Failing tests whose round loaded ``sw`` beyond what any passing test's round did."""
-        return sum(1 for n in state.failing_loads.get(sw, ()) if n > state.passing_switch[sw])
-
-    def probes(load: list[str]) -> list[GroupTest] | None:
-        return switch_probes(state.fabric, state.good, load, crossed, floor=state.passing_switch,
-                             want={sw: max(state.failing_switch(sw), state.passing_switch[sw] + 1) for sw in load},
-                             limit={c: state.passing_switch[c] for c in suspects if c not in load and c not in cleared},
-                             avoid=avoid)
-
     # A last candidate is left to localization (the others cleared, it alone explains the failures), unless
     # a failing one-way load points at its cables as much as at it.
     while len(cands) > (0 if among is not None else 1) and more():
-        order = sorted(cands, key=lambda sw: (-unexplained(sw), sw))
-        batch, tests = order, probes(order)
-        while tests is None and len(batch) > 1:
-            batch = batch[: len(batch) // 2]
-            tests = probes(batch)
-        for sw in order[1:] if tests is None else ():
-            batch, tests = [sw], probes([sw])
-            if tests is not None:
-                break
-        if tests is None:
+        got = _switch_batch(state, cands, suspects, cleared, crossed, avoid)
+        if got is None:
             return False
+        batch, tests = got
         results = run(tests)
         if any(r.status not in ("ok", "hung") for r in results):
             return False  # could not test: no evidence either way
@@ -528,6 +503,34 @@ def _bisect_switches(state: _State, run: Callable[[list[GroupTest]], list[GroupR
         cleared.update(batch)
         cands = [c for c in cands if c not in batch and state.failing_switch(c) > state.passing_switch[c]]
     return not cands
+
+
+def _switch_batch(state: _State, cands: list[str], suspects: list[str], cleared: Collection[str],
+                  crossed: Crossings, avoid: Collection[LinkKey] = ()) -> tuple[list[str], list[GroupTest]] | None:
+    """The candidate switches one round probes, and their probes: as many as the hosts allow, most
+    unexplained failing rounds first (all, else half, ..., else the first one alone that can be probed);
+    each probe loads its switch beyond what passed and every other suspect not ``cleared`` no harder than a
+    passing test did, crossing no cable of ``avoid``. None: no candidate can be probed."""
+    def unexplained(sw: str) -> int:
+        """Failing tests whose round loaded ``sw`` beyond what any passing test's round did."""
+        return sum(1 for n in state.failing_loads.get(sw, ()) if n > state.passing_switch[sw])
+
+    def probes(load: list[str]) -> list[GroupTest] | None:
+        return switch_probes(state.fabric, state.good, load, crossed, floor=state.passing_switch,
+                             want={sw: max(state.failing_switch(sw), state.passing_switch[sw] + 1) for sw in load},
+                             limit={c: state.passing_switch[c] for c in suspects if c not in load and c not in cleared},
+                             avoid=avoid)
+
+    order = sorted(cands, key=lambda sw: (-unexplained(sw), sw))
+    batch, tests = order, probes(order)
+    while tests is None and len(batch) > 1:
+        batch = batch[: len(batch) // 2]
+        tests = probes(batch)
+    for sw in order[1:] if tests is None else ():
+        batch, tests = [sw], probes([sw])
+        if tests is not None:
+            break
+    return None if tests is None else (batch, tests)
 
 
 def _chase(test: GroupTest, state: _State, probes: int) -> _Chase:
