@@ -103,8 +103,7 @@ class _State:
         self.parent: dict[GroupTest, tuple[GroupTest, tuple[PortRef, ...], tuple[PortRef, ...]]] = {}  # failing pair -> the group it was split from, and that group's halves
         self.kept: dict[GroupTest, tuple[PortRef, ...]] = {}  # failing substitution probe -> the suspects it kept
         self.ports: set[PortRef] = set()  # host ports probed one way each (:func:`_host_port`)
-        self.passed: set[tuple[tuple[PortRef, ...], str]] = set()  # each passing test's hosts and kind
-        self.passed_before: set[tuple[tuple[PortRef, ...], str]] = set()  # as ``passed``, before the last round
+        self.passed: dict[tuple[tuple[PortRef, ...], str], int] = {}  # each passing test's hosts and kind -> round it first passed
         self.half_of: dict[GroupTest, tuple[GroupTest, tuple[PortRef, ...], tuple[PortRef, ...]]] = {}  # a failing second half run whole -> as ``parent``
         self.refill: list[GroupTest] = []  # tests whose bisection ended on a direction that carried the load
 
@@ -125,7 +124,6 @@ class _State:
             self.few_failed.update(failing)
         passed = [False] * len(tests)
         self.rounds.append((flows, passed))
-        self.passed_before = set(self.passed)
         for i, (t, r, f, load) in enumerate(zip(tests, results, flows, loads, strict=True)):
             if r.status not in ("ok", "hung"):
                 continue
@@ -140,11 +138,15 @@ class _State:
             if failed or r.status != "ok":
                 continue
             passed[i] = True
-            self.passed.add((t.members, t.test))
+            self.passed.setdefault((t.members, t.test), len(self.rounds) - 1)
             self.good.update(t.members)
             for chan, n in channel_load(f or []).items():
                 if n > self.passing_load[chan]:
                     self.passing_load[chan] = n
+
+    def passed_before(self, test: GroupTest | GroupResult) -> bool:
+        """Whether the same hosts passed ``test``'s test in a round before the last one."""
+        return self.passed.get((test.members, test.test), len(self.rounds)) < len(self.rounds) - 1
 
     def passing_filled(self) -> Counter[Channel]:
         """Most flows a passing test put on each direction where its round, passing, showed it full
@@ -569,14 +571,14 @@ def _chase(test: GroupTest, state: _State, probes: int) -> _Chase:
         bad = [h for h in bad if len(h.members) > 2 or h.phase != "confirm"]
         # A half the same hosts' same test passed in an earlier round failed from a transient slowdown (its
         # hosts alone load nothing more now): not chased, as if it passed.
-        bad = [h for h in bad if (h.members, h.test) not in state.passed_before]
+        bad = [h for h in bad if not state.passed_before(h)]
         if bad:
             _hand_on(test, bad[0], (), state)
             if len(bad) == 1 and len(bad[0].members) == 2:
                 state.parent[bad[0]] = (test, a, b)
             return bad
         if any(slow.failed(r) for h, r in zip(halves, results, strict=True)
-               if (h.members, h.test) not in state.passed_before):
+               if not state.passed_before(h)):
             return (yield from _rest_round(test, state)) or []
     return (yield from _whole_failed(test, state, a, b, probes))
 
