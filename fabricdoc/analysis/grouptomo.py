@@ -6,7 +6,8 @@ together with the other tests of its round (they run at once).
 A load-only fault keeps its rate up to some load and collapses above it, so a
 part can explain a failing group test when the test loaded it with more flows
 than any passing test ever did (or than the same hosts' same test did when it
-passed run again: the first failure was then a transient's). The fewest such
+passed run again: the first failure was then a transient's), and no passing test at as much load
+moved more through a cable direction than the failing test can have (:class:`_Moved`). The fewest such
 parts that explain every failing group test are named (greedy set cover; one
 part already named (a cable's other direction) before a new one; one that more of
 them loaded beyond what any passing test carried, filled or not, before one a
@@ -71,6 +72,7 @@ THROTTLE_SLOPE = -0.5
 THROTTLE_SPAN = 1.25  # ... over loads at least this far apart (closer ones cannot tell the two apart)
 THROTTLE_MARGIN = 0.2  # a test slower than a throttle's share L/T by more than this is not the throttle's alone
 THROTTLE_STEPS = 10  # bisection steps reading a throttle's limit from its failing tests
+MOVED_MARGIN = 1.3  # a passing test refutes a cable where it moved more through it than this times a failing one
 MANY_ALIKE = 4  # this many parts equally likely: isolation did not narrow it down, nothing is named
 
 
@@ -167,13 +169,14 @@ def from_groups(fabric: Fabric, obs: Observations, judged: TestJudgement,
                     continue  # not filled: passing says nothing of this many flows
                 passing[e] = max(passing[e], n)
     again = _again(tests)
+    moved = _Moved(fabric, tests)
     covers: dict[Hashable, set[int]] = {}
     beyond: dict[Hashable, set[int]] = {}  # of those, the tests that loaded it beyond what any passing test carried
     for i in failing:
         g = tests[i].group
         cleared = again.get((g.members, g.test), Counter()) if g is not None else Counter()
         for e, n in tests[i].load.items():
-            if n > passing.get(e, 0) and n > cleared.get(e, 0):
+            if n > passing.get(e, 0) and n > cleared.get(e, 0) and not moved.refutes(e, i):
                 covers.setdefault(e, set()).add(i)
                 if n > carried[e]:
                     beyond.setdefault(e, set()).add(i)
@@ -233,6 +236,55 @@ def from_groups(fabric: Fabric, obs: Observations, judged: TestJudgement,
             switches.append(Finding("", "switch", fabric.label(sw), fault, severity_for(Severity(severity), sure), sure, [ev],
                                     None, [sw]))
     return switches
+
+
+class _Moved:
+    """What passing tests moved through each cable direction, to refute a cable as a failing test's cause.
+
+    A load-only fault keeps a capacity that does not grow with its load. A passing test whose round put
+    ``n`` flows on a direction moved at least its own flows there times its slowest flow's rate (its
+    relative figure times the healthy max-min rate of that flow in its round). A failing test the direction
+    slowed moved at most its round's flows there times its own slowest rate (the flows bottlenecked there
+    are the test's slowest; no flow there runs faster). So where a passing test at no less load moved more
+    (beyond :data:`MOVED_MARGIN` of noise), that direction cannot have slowed the failing test: a transient
+    slowdown or another part did. Tests with no relative figure (pair tests, hung groups) refute nothing and
+    are never refuted."""
+
+    def __init__(self, fabric: Fabric, tests: list[_Test]) -> None:
+        self.fabric = fabric
+        self.tests = tests
+        self._slowest: dict[int, float] = {}  # test index -> healthy slowest rate of its own flows
+        self._rounds: dict[int, np.ndarray] = {}  # id(round_flows) -> healthy max-min rates
+        # direction -> (round load, its own flows there times its relative figure), per passing test; times
+        # the test's healthy slowest rate (worked out when asked), what it moved there at least
+        self.passed: dict[Channel, list[tuple[int, float, int]]] = {}
+        for i, t in enumerate(tests):
+            if not t.failed and t.relative and t.group is not None:
+                for c, own in channel_load(t.round_flows[t.span[0]:t.span[1]]).items():
+                    self.passed.setdefault(c, []).append((t.load[("chan", c)], own * t.relative, i))
+
+    def _healthy_slowest(self, i: int) -> float:
+        if i not in self._slowest:
+            t = self.tests[i]
+            key = id(t.round_flows)
+            if key not in self._rounds:
+                self._rounds[key] = maxmin(t.round_flows, lambda k: self.fabric.links[k].capacity_gbps)
+            a, b = t.span
+            self._slowest[i] = float(self._rounds[key][a:b].min()) if b > a else 0.0
+        return self._slowest[i]
+
+    def refutes(self, e: Hashable, i: int) -> bool:
+        """Whether a passing test refutes cable direction ``e`` as the cause of failing test ``i``."""
+        t = self.tests[i]
+        if e[0] != "chan" or not t.relative or t.group is None:  # type: ignore[index]
+            return False
+        chan = e[1]  # type: ignore[index]
+        n = t.load[e]
+        others = [(w, j) for m, w, j in self.passed.get(chan, ()) if m >= n]
+        if not others:
+            return False
+        most = n * t.relative * self._healthy_slowest(i) * MOVED_MARGIN
+        return any(w * self._healthy_slowest(j) > most for w, j in others)
 
 
 def _again(tests: list[_Test]) -> dict[tuple[tuple[PortRef, ...], str], Counter[Hashable]]:

@@ -673,3 +673,48 @@ def test_a_switch_whose_own_probe_failed_is_named_before_its_egress_cable_explai
     _, _, found = _sweep(fab, [Fault("switch_throttle", switch="core0003", flows=4)], seed=2, full_load=True)
     assert [(f.kind, set(f.node_ids), f.fault, str(f.severity)) for f in _only_named(found)] == [
         ("switch", {"core0003"}, "switch_throttle", "error")]
+
+
+def test_a_cable_two_transients_crossed_is_refuted_by_a_passing_test_that_moved_more_through_it():
+    """4 leaves x 8 hosts (2:1), leaf01's uplink to spine04 collapses above 2 flows. Two transient
+    slowdowns (rounds 7 and 35) each crossed spine01 -> leaf02[9] with more flows than a passing test
+    filled it, and it was named at error beside the fault. A confirmation that passed put 16 flows down
+    it and moved far more through it than either failing test did: a capacity that does not grow with
+    load cannot have slowed them, so it is no longer named."""
+    fab = fat_tree_2(leaves=4, spines=4, hosts_per_leaf=8)
+    sim, _, found = _sweep(fab, [Fault("load_collapse", port=PortRef("leaf01", 12), flows=2)], full_load=True)
+    assert {7, 35} <= {t[0] for t in sim.transients}
+    assert [(f.kind, set(f.node_ids), str(f.severity)) for f in _only_named(found)] == [
+        ("link", {"leaf01", "spine04"}, "error")]
+
+
+def test_a_passing_test_refutes_a_cable_only_where_it_moved_more_through_it_at_no_less_load():
+    """Group tomography's refutation on its own: with the same flows on a direction, a passing test that
+    moved more there than the failing one (beyond noise) refutes it; one with fewer flows on it, or that
+    moved about as much, does not."""
+    from fabricdoc.analysis.grouptomo import MOVED_MARGIN, _Moved, _tests
+    from fabricdoc.model.expectation import judge_observations
+    from fabricdoc.model.records import GroupResult
+
+    fab = _fabric()
+    hosts = tuple(fab.host_ports())
+    pair = hosts[0:4] + hosts[4:8]  # two leaves: their uplinks carry the cross-leaf flows
+    filler = [GroupResult(hosts[i:i + 4], "alltoall", "ok", 1.0, 1.0, round=1, phase="screen")
+              for i in range(8, len(hosts) - 3, 4)]
+
+    def tomography(fail_ratio: float, pass_members: tuple, pass_ratio: float = 1.0) -> list[bool]:
+        groups = [*filler, GroupResult(pass_members, "alltoall", "ok", pass_ratio, 1.0, round=2, phase="split"),
+                  GroupResult(pair, "alltoall", "ok", fail_ratio, 1.0, round=3, phase="split")]
+        judged = judge_observations(fab, [], groups)
+        tests = _tests(fab, Observations(groups=groups), judged)
+        moved, failing = _Moved(fab, tests), len(tests) - 1
+        assert tests[failing].failed
+        chans = [e for e, n in tests[failing].load.items() if e[0] == "chan" and n > 1]
+        return [moved.refutes(e, failing) for e in chans]
+
+    # the same hosts passed before at full speed: every direction they loaded moved more then
+    assert all(tomography(0.3, pair))
+    # slower than the passing run by less than MOVED_MARGIN: noise could explain the difference
+    assert not any(tomography(0.82 / MOVED_MARGIN, pair, pass_ratio=0.8))
+    # a passing test of one leaf's hosts puts fewer flows on those directions: it says nothing of them
+    assert not any(tomography(0.3, hosts[0:4]))
