@@ -35,6 +35,10 @@ from fabricdoc.model.topology import Fabric
 MAX_ALLTOALL = 64
 # The full-load alltoall (every host at once) runs only up to this many ports.
 MAX_FULL_ALLTOALL = 512
+# Rounds the incast screens take at most: a round holds as many leaves' incasts as that needs, each from as
+# many senders as the hosts not receiving then leave it (one leaf a round, from every other host, where the
+# leaves are few).
+INCAST_ROUNDS = 8
 
 
 @dataclass(frozen=True)
@@ -91,19 +95,56 @@ def screen_rounds(fabric: Fabric, ports: Sequence[PortRef], test: str = "alltoal
     """The screening rounds: every leaf's hosts at once, then pairs of leaves (their uplinks and spines).
 
     Groups of one round share no host; leaf groups share no cable either. A leaf with
-    one host is screened with its neighbour leaf only. ``test="fan"``: leaf groups run an
-    alltoall, then each leaf in turn receives from every other host at once, one way (an
-    incast into the leaf: what a collective's fan-in does to a switch buffer), one round a leaf.
+    one host is screened with its neighbour leaf only. ``test="fan"``: the alltoall rounds (every leaf's
+    group always among them), then each leaf receives from hosts of every other leaf at once, one way
+    (an incast into the leaf: what a collective's fan-in does to a switch buffer; :func:`_incast_rounds`).
     """
     if test == "fan":
-        rounds = screen_rounds(fabric, ports, "alltoall", max_size)[:1]
-        for leaf, members in by_leaf(fabric, ports).items():
-            others = [p for p in sorted(ports) if p not in members][: max(1, max_size - len(members))]
-            if others and members:
-                rounds.append([GroupTest((*others, *members), fan(len(others)), "screen",
-                                         f"incast into leaf {fabric.label(leaf)}")])
-        return rounds
+        return screen_rounds(fabric, ports, "alltoall", max_size) + _incast_rounds(fabric, ports, max_size)
     return _leaves_then_pairs(fabric, ports, test, max_size)[1]
+
+
+def _incast_rounds(fabric: Fabric, ports: Sequence[PortRef], max_size: int) -> list[list[GroupTest]]:
+    """One-way incasts into every leaf: its hosts receive from senders spread over every other leaf (their
+    flows cross every spine and level between), in at most :data:`INCAST_ROUNDS` rounds, the incasts of a
+    round sharing out the hosts not receiving then (no host in two)."""
+    leaves = {leaf: members for leaf, members in by_leaf(fabric, ports).items() if members}
+    names = list(leaves)
+    if len(names) < 2:
+        return []
+    hosts = max(len(m) for m in leaves.values())
+    per_round = -(-len(names) // INCAST_ROUNDS)
+    want = max(1, min(max_size - hosts, (len(ports) - per_round * hosts) // per_round))
+    rounds = []
+    for at in range(0, len(names), per_round):
+        into = names[at:at + per_round]
+        # Every other leaf's hosts dealt out to the incasts in turn (each leaf starting at the next incast),
+        # each incast's senders then taken one leaf after another: every incast has senders on every leaf.
+        rest = [leaves[n] for n in names if n not in into]
+        dealt: list[list[list[PortRef]]] = [[[] for _ in rest] for _ in into]
+        for q, members in enumerate(rest):
+            for i, p in enumerate(members):
+                dealt[(i + q) % len(into)][q].append(p)
+        each = max(1, min(want, sum(map(len, rest)) // len(into)))
+        round_ = []
+        for j, leaf in enumerate(into):
+            mine = dealt[j]
+            senders = [m[i] for i in range(max(map(len, mine))) for m in mine if i < len(m)][:each]
+            round_.append(GroupTest((*senders, *leaves[leaf]), fan(len(senders)), "screen",
+                                    f"incast into leaf {fabric.label(leaf)}"))
+        rounds.append(round_)
+    return rounds
+
+
+def _fan_reference(fabric: Fabric, ports: Sequence[PortRef]) -> list[GroupTest]:
+    """Within every leaf, half its hosts sending to the other half (one way, no spine between): the figure
+    a healthy fan reaches, where every incast crossed one slow part (a spine under them all)."""
+    out = []
+    for leaf, members in by_leaf(fabric, ports).items():
+        if len(members) >= 2:
+            half = len(members) // 2
+            out.append(GroupTest(tuple(members), fan(half), "screen", f"fan within leaf {fabric.label(leaf)}"))
+    return out
 
 
 def _leaves_then_pairs(fabric: Fabric, ports: Sequence[PortRef], test: str,
@@ -152,10 +193,10 @@ def screening(fabric: Fabric, ports: Sequence[PortRef], test: str = "alltoall",
               max_size: int = MAX_ALLTOALL) -> Screening:
     """:func:`screen_rounds`, with every leaf's group alone held back as the :attr:`Screening.reference`
     where pairs of leaves already hold every host: each pair loads its hosts' cables and leaves as their
-    own groups would, and isolation splits a failing pair into its leaves. (A ``fan`` screen keeps
-    every round.)"""
+    own groups would, and isolation splits a failing pair into its leaves. (A ``fan`` screen runs every
+    round, the leaves' among them; its reference is half of each leaf sending to the other half.)"""
     if test == "fan":
-        return Screening(screen_rounds(fabric, ports, test, max_size), [])
+        return Screening(screen_rounds(fabric, ports, test, max_size), _fan_reference(fabric, ports))
     first, rounds = _leaves_then_pairs(fabric, ports, test, max_size)
     rest = rounds[1:] if first else rounds
     covered = {p for tests in rest for t in tests for p in t.members}

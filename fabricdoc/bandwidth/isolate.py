@@ -552,6 +552,16 @@ def _chase(test: GroupTest, state: _State, probes: int) -> _Chase:
                 parent, a, b = state.parent.pop(test)
                 return (yield from _whole_failed(parent, state, a, b, probes))
         return found or []
+    if fan_senders(test.test) is not None:
+        # A one-way load (an incast screen): halves along the topology would mix its senders and receivers.
+        # Its cable directions are bisected with one-way probes of their own, once it failed again where
+        # most of its round passed (a transient slowdown passes the second time).
+        if test in state.few_failed:
+            results = yield [_again(test)]
+            if not slow.failed(results[0]):
+                return []
+        yield from _bisect_channels(test, state, probes)
+        return []
     a, b = split(fabric, test)
     halves = [_half(h, i, test, state) for i, h in enumerate((a, b), 1)]
     halves = [h for h in halves if h is not None]

@@ -89,7 +89,8 @@ def add_sweep_options(p: argparse.ArgumentParser) -> None:
                    help="a full-load round: every host at once (all_reduce, then alltoall up to 512 ports)")
     p.add_argument("--group-test", choices=("alltoall", "all_reduce", "fan"), default=None,
                    help="the collective of --groups screening groups (default alltoall: loads every cable; fan: "
-                   "leaf groups, then an incast into each leaf in turn, one round a leaf); needs --groups")
+                   "the alltoall rounds, then an incast into each leaf from hosts of every other leaf, in at most 8 "
+                   "rounds); needs --groups")
 
 
 def config_from_args(args: argparse.Namespace):

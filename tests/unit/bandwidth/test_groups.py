@@ -148,7 +148,66 @@ def test_leaves_alone_are_held_back_as_a_reference_where_pairs_hold_every_host()
     # Pairs cut to fit a group: the hosts left out are screened in their leaves' own groups, always.
     cut = screening(fab, fab.host_ports(), max_size=6)
     assert cut.reference == [] and cut.rounds == screen_rounds(fab, fab.host_ports(), max_size=6)
-    assert screening(fab, fab.host_ports(), "fan").reference == []
+
+
+
+def _incasts(fab, plan) -> list[list[tuple[set[str], set[str], int]]]:
+    """A fan screening plan's incast rounds: per incast, its senders' leaves, its receivers' and K."""
+    out = []
+    for r in plan.rounds:
+        if r[0].label.startswith("incast"):
+            members = [p for t in r for p in t.members]
+            assert len(members) == len(set(members))  # no host in two incasts of a round
+            out.append([({fab.peer(p).node for p in t.members[:fan_senders(t.test)]},
+                         {fab.peer(p).node for p in t.members[fan_senders(t.test):]}, fan_senders(t.test))
+                        for t in r])
+    return out
+
+
+def test_a_fan_screen_runs_the_alltoall_rounds_then_an_incast_into_each_leaf_from_every_other():
+    """--group-test fan on leaf-spine 8 x 8: every leaf's alltoall and the pairs of leaves (no reference
+    held back), then an incast into each leaf from all 56 other hosts, one leaf a round; half of each
+    leaf sending to the other half (no spine between) is the reference."""
+    fab = fat_tree_2(leaves=8, spines=4, hosts_per_leaf=8)
+    plan = screening(fab, fab.host_ports(), "fan")
+    alltoall = [[t.label for t in r] for r in plan.rounds if r[0].test == "alltoall"]
+    assert alltoall[0] == [f"leaf leaf{i:02d}" for i in range(1, 9)] and alltoall[1][0].startswith("leaves ")
+    leaves = {f"leaf{i:02d}" for i in range(1, 9)}
+    assert _incasts(fab, plan) == [[(leaves - {leaf}, {leaf}, 56)] for leaf in sorted(leaves)]
+    assert [(t.test, t.label) for t in plan.reference] == [
+        ("fan:4", f"fan within leaf leaf{i:02d}") for i in range(1, 9)]
+
+
+def test_incasts_into_many_leaves_share_out_the_hosts_not_receiving_in_at_most_eight_rounds():
+    """16 leaves of 4 hosts: two incasts a round, each from 28 of the 56 hosts not receiving, on every
+    one of those 14 leaves."""
+    fab = fat_tree_2(leaves=16, spines=4, hosts_per_leaf=4)
+    rounds = _incasts(fab, screening(fab, fab.host_ports(), "fan"))
+    assert len(rounds) == 8 and all(len(r) == 2 for r in rounds)
+    assert sorted(leaf for r in rounds for _, into, _ in r for leaf in into) == sorted(
+        f"leaf{i:02d}" for i in range(1, 17))
+    for r in rounds:
+        receiving = {leaf for _, into, _ in r for leaf in into}
+        assert all(k == 28 and senders == {f"leaf{i:02d}" for i in range(1, 17)} - receiving
+                   for senders, _, k in r)
+
+
+def test_a_failing_incast_is_bisected_by_one_way_probes_never_split_into_mixed_halves():
+    """--group-test fan, leaf-spine 8 x 8 with spine01 collapsing above 16 flows: every incast fails.
+    Halves along the topology had mixed an incast's senders and receivers into fans with more senders
+    than ranks (nothing ran: a figure of 0), and every incast failing alike had been learned as the
+    healthy figure. Now each is bisected with one-way probes of its own, the leaves' own fans are the
+    reference, and spine01 is named."""
+    fab = fat_tree_2(leaves=8, spines=4, hosts_per_leaf=8)
+    sim = Simulator(fab, [Fault("switch_collapse", switch="spine01", flows=16)], seed=0)
+    obs = Observations()
+    found = measure_and_retest(sim.truth, obs, SimMeasure(sim), Options(), groups=True, full_load=True,
+                               group_test="fan")
+    fans = [g for g in obs.groups if fan_senders(g.test) is not None]
+    assert all(0 < fan_senders(g.test) < len(g.members) for g in fans)
+    assert any(g.label.startswith("fan within leaf") for g in obs.groups)
+    assert all(found.judged.group_failed(j, g) for j, g in enumerate(obs.groups) if g.label.startswith("incast"))
+    assert [(f.kind, f.node_ids, str(f.severity)) for f in _only_named(found)] == [("switch", ["spine01"], "error")]
 
 
 @pytest.mark.parametrize(("make", "alone"), [
@@ -718,3 +777,4 @@ def test_a_passing_test_refutes_a_cable_only_where_it_moved_more_through_it_at_n
     assert not any(tomography(0.82 / MOVED_MARGIN, pair, pass_ratio=0.8))
     # a passing test of one leaf's hosts puts fewer flows on those directions: it says nothing of them
     assert not any(tomography(0.3, hosts[0:4]))
+
