@@ -178,7 +178,8 @@ def isolate(
     reference: Sequence[GroupTest] = (),
     carried: Collection[PortRef] = (),
 ) -> Isolation:
-    """Run ``screens`` and chase every failing group until each is isolated (or ``max_rounds`` pass);
+    """Run ``screens`` and chase every failing group until each is isolated (or ``max_rounds`` more pass:
+    the chases' own, after the screens and the reference);
     ``chase=False`` runs the screens only. The ``reference`` round (groups no spine carries) runs after
     them when their groups leave the healthy figure in doubt (:meth:`GroupJudge.doubtful`). ``judge`` says
     which results failed (default: against what the healthy groups seen so far reach); a slow group, screen
@@ -203,6 +204,7 @@ def isolate(
     cleared = set(carried)
 
     screened = sum(len(s) for s in screens)
+    cap = max_rounds  # the round isolation stops at: the chases' rounds counted from the screens' end
 
     def _other_passed(t: GroupTest, tests: list[GroupTest], results: list[GroupResult]) -> bool:
         """Whether the other member of the failing pair ``t`` confirms passed in the same round: the pair's
@@ -225,7 +227,7 @@ def isolate(
         redo = [i for i, (t, r) in enumerate(zip(tests, results, strict=True))
                 if again and t.phase == "confirm" and r.status == "ok" and judge.failed(r)
                 and (not _other_passed(t, tests, results) or set(t.members) <= cleared)]
-        if redo and out.rounds < max_rounds:
+        if redo and out.rounds < cap:
             for i, r in zip(redo, run([tests[i] for i in redo], again=False), strict=True):
                 if r.status == "ok" and not judge.failed(r):
                     results[i] = r
@@ -238,7 +240,7 @@ def isolate(
             results = run(list(screen))
             failing += [t for t, r in zip(screen, results, strict=True) if judge.failed(r)]
             seen.append((list(screen), results))
-    if reference and out.rounds < max_rounds and judge.doubtful(reference[0].test):
+    if reference and judge.doubtful(reference[0].test):
         seen.append((list(reference), run(list(reference))))
         # The screens judged again next to groups no spine carries, now that what a healthy group reaches
         # is known: which failed, and which hosts and loads passed (a screen judged before the reference
@@ -247,6 +249,7 @@ def isolate(
         state = _State(fabric, judge)
         for tests, results in seen:
             state.saw(tests, results)
+    cap = out.rounds + max_rounds
     chases: list[_Chase] = []
     wants: dict[int, list[GroupTest]] = {}
     ran: dict[int, list[tuple[GroupTest, GroupResult]]] = {}  # each chase's probes and their results
@@ -276,7 +279,7 @@ def isolate(
             end(other)
 
     def drive() -> None:
-        while chases and out.rounds < max_rounds:
+        while chases and out.rounds < cap:
             advance()
 
     def passed_again(t: GroupTest | GroupResult) -> bool:
@@ -324,7 +327,7 @@ def isolate(
                     # This chase's probes failed and none pointed at a part: a load together (a switch)
                     # showed it. Probe the switches now, before the other chases spend the rounds left.
                     switches_probed = True
-                    _bisect_switches(state, run, lambda: out.rounds < max_rounds)
+                    _bisect_switches(state, run, lambda: out.rounds < cap)
                     end_named()
                 elif (not stop.value and not switches_probed and not early_probed and root.phase == "screen"
                       and root not in state.few_failed and not _pointed(probed, judge)):
@@ -336,7 +339,7 @@ def isolate(
                     # Weighed once: building the probes is the cost.
                     early_probed = True
                     if _probes_reach(state, root):
-                        _bisect_switches(state, run, lambda: out.rounds < max_rounds)
+                        _bisect_switches(state, run, lambda: out.rounds < cap)
                         switches_probed = bool(state.named)
                     end_named()
                 elif not stop.value and (hit := switches_pointed(probed)) is not None:
@@ -345,7 +348,7 @@ def isolate(
                     # switches now, by other cables, rather than chase the same switch again.
                     over, crossed = hit
                     if any(_loads(fabric, roots[id(c)])[1].keys() & crossed for c in chases):
-                        _bisect_switches(state, run, lambda: out.rounds < max_rounds, over, crossed)
+                        _bisect_switches(state, run, lambda: out.rounds < cap, over, crossed)
                         end_named()
                 start(stop.value or [])
 
@@ -374,16 +377,16 @@ def isolate(
     at_switch = [(chans, sws) for chans, sws in fans if sws.keys() & suspects]
     if chase and out.failing and (not pointed or sum(1 for g in out.failing if g.phase in CHASED) <= TRANSIENTS):
         if not switches_probed:
-            _bisect_switches(state, run, lambda: out.rounds < max_rounds)
+            _bisect_switches(state, run, lambda: out.rounds < cap)
     elif chase and at_switch and len(at_switch) == len(pointed):
         # The suspect switches those loads crossed, each by cables other than the ones they point at; when
         # they are cleared and failing tests those cables do not explain remain, every suspect switch.
         over = {c for chans, _ in at_switch for c, n in chans.items() if n > state.passing_load[c]}
         crossed = {sw for _, sws in at_switch for sw in sws} & suspects
-        if (_bisect_switches(state, run, lambda: out.rounds < max_rounds, {c[0] for c in over}, crossed)
+        if (_bisect_switches(state, run, lambda: out.rounds < cap, {c[0] for c in over}, crossed)
                 and any(not passed_again(g) and not _loads(state.fabric, g)[0].keys() & over for g in out.failing)):
-            _bisect_switches(state, run, lambda: out.rounds < max_rounds)
-    if chase and state.refill and not state.named and out.rounds + _refill_rounds(probes) <= max_rounds:
+            _bisect_switches(state, run, lambda: out.rounds < cap)
+    if chase and state.refill and not state.named and out.rounds + _refill_rounds(probes) <= cap:
         # A bisection that came down to a direction carrying the load alone, and no switch explains the
         # failure: the directions the test loaded beyond what passing tests showed full, bisected once more
         # (where the rounds left are enough to finish it: one cut off by the cap would only be reported so).

@@ -778,3 +778,16 @@ def test_a_passing_test_refutes_a_cable_only_where_it_moved_more_through_it_at_n
     # a passing test of one leaf's hosts puts fewer flows on those directions: it says nothing of them
     assert not any(tomography(0.3, hosts[0:4]))
 
+
+def test_isolations_round_cap_counts_the_chases_rounds_after_the_screens():
+    """The screens of a fan sweep take a dozen rounds: the cap on isolation counts the chases' own rounds
+    from where the screens (and the reference) end, so more screening does not leave less to chase with."""
+    fab = _fabric()
+    sim = Simulator(fab, [Fault("load_collapse", port=_uplink(fab, "leaf02", "spine02").a, flows=2)], seed=0)
+    plan = screening(sim.truth, sim.truth.host_ports(), "fan")
+    done = isolate(sim.truth, SimMeasure(sim).group_round([]), plan.rounds, expect=group_expectation,
+                   reference=plan.reference, max_rounds=3)
+    screened = len({g.round for g in done.results if g.phase == "screen"})
+    assert screened >= len(plan.rounds) > 3
+    assert done.unfinished and done.rounds == screened + 3
+    assert sum(1 for g in done.results if g.phase != "screen") > 0
