@@ -104,8 +104,10 @@ class _State:
         self.kept: dict[GroupTest, tuple[PortRef, ...]] = {}  # failing substitution probe -> the suspects it kept
         self.ports: set[PortRef] = set()  # host ports probed one way each (:func:`_host_port`)
         self.passed: dict[tuple[tuple[PortRef, ...], str], int] = {}  # each passing test's hosts and kind -> round it first passed
+        self.failed_runs: Counter[tuple[tuple[PortRef, ...], str]] = Counter()  # failing runs of each hosts and kind
         self.half_of: dict[GroupTest, tuple[GroupTest, tuple[PortRef, ...], tuple[PortRef, ...]]] = {}  # a failing second half run whole -> as ``parent``
-        self.refill: list[GroupTest] = []  # tests whose bisection ended on a direction that carried the load
+        # tests whose bisection ended on a direction that carried the load, or (failing twice) found none
+        self.refill: list[GroupTest] = []
 
     def failing_switch(self, sw: str) -> int:
         """Most flows through ``sw`` in a round a test failed."""
@@ -130,6 +132,7 @@ class _State:
             failed = self.judge.failed(r)
             if failed:
                 self.round_load[t] = Counter({sw: total[sw] for sw in load})
+                self.failed_runs[(t.members, t.test)] += 1
             for sw in load:
                 if failed:
                     self.failing_loads.setdefault(sw, []).append(total[sw])
@@ -386,11 +389,17 @@ def isolate(
         if (_bisect_switches(state, run, lambda: out.rounds < cap, {c[0] for c in over}, crossed)
                 and any(not passed_again(g) and not _loads(state.fabric, g)[0].keys() & over for g in out.failing)):
             _bisect_switches(state, run, lambda: out.rounds < cap)
-    if chase and state.refill and not state.named and out.rounds + _refill_rounds(probes) <= cap:
-        # A bisection that came down to a direction carrying the load alone, and no switch explains the
-        # failure: the directions the test loaded beyond what passing tests showed full, bisected once more
-        # (where the rounds left are enough to finish it: one cut off by the cap would only be reported so).
-        start(list(dict.fromkeys(state.refill)), refill=True)
+    # Hosts a failing confirmation with a known-good one named (and that did not pass again) explain the
+    # tests they were in.
+    hosts = {p for g in out.failing if g.phase == "confirm" and len(g.members) == 2 and not passed_again(g)
+             for p in g.members}
+    refill = [t for t in dict.fromkeys(state.refill) if not hosts & set(t.members)]
+    if chase and refill and not state.named and out.rounds + _refill_rounds(probes) <= cap:
+        # A bisection that came down to a direction carrying the load alone, or found none beyond what passing
+        # tests carried, and no switch or host explains the failure: the directions the test loaded beyond
+        # what passing tests showed full, bisected once more (where the rounds left are enough to finish it:
+        # one cut off by the cap would only be reported so).
+        start(refill, refill=True)
         drive()
         out.unfinished = len(chases)
     return out
@@ -772,7 +781,7 @@ def _bisect_channels(test: GroupTest, state: _State, limit: int, filled: bool = 
     binaries) is no evidence either way: the bisection stops there, and so do the split and moved probes
     when the direction's own probe could not run. ``filled``: the directions loaded beyond what passing
     tests showed full (:meth:`_State.passing_filled`), for a test whose first bisection ended on a direction
-    that passed."""
+    that passed or, failing twice, found none beyond what passing tests carried."""
     candidates = (_overloaded(test, state, limit, state.passing_filled()) if filled
                   else _overloaded(test, state, limit) or _host_port(test, state))
     if not candidates and not filled and test.phase == "cross" and not _suspect_switches(state):
@@ -781,6 +790,11 @@ def _bisect_channels(test: GroupTest, state: _State, limit: int, filled: bool = 
         # those directions half empty (an all-hosts alltoall held back by its host ports), which says
         # nothing of that many flows. Beyond what a round showed full, then.
         candidates = _overloaded(test, state, limit, state.passing_filled())
+    if not candidates and not filled and state.failed_runs[(test.members, test.test)] > 1:
+        # It failed twice yet loaded nothing beyond what passing tests carried, but they may have carried it
+        # held back elsewhere (an incast's flows slowed at the receivers' downlinks pass a collapsed uplink):
+        # bisected once the chases end, beyond what passing rounds showed full.
+        state.refill.append(test)
     crossed = Crossings(state.fabric)
     ran: set[tuple[str, tuple[PortRef, ...]]] = set()
     picked: list[tuple[Channel, list[tuple[PortRef, PortRef]]]] | None = None  # a failing fan's one direction

@@ -791,3 +791,18 @@ def test_isolations_round_cap_counts_the_chases_rounds_after_the_screens():
     assert screened >= len(plan.rounds) > 3
     assert done.unfinished and done.rounds == screened + 3
     assert sum(1 for g in done.results if g.phase != "screen") > 0
+
+
+def test_a_chase_whose_failing_test_overloaded_nothing_a_passing_one_carried_bisects_beyond_what_was_full():
+    """--group-test fan, two parallel cables per leaf and spine, leaf01's second cable to spine02
+    collapsing above 2 flows. The incasts out of leaf01 passed with 4 flows up it: their flows were held
+    back at the receiving leaves' downlinks, below the collapsed rate. So the failing confirmation of
+    leaf01's hosts loaded nothing beyond what a passing test had carried, no direction was probed, and
+    the cable was one of several suspects alike (info). Such a test is bisected once the chases end,
+    beyond what passing rounds showed full, and the cable is named."""
+    fab = fat_tree_2(leaves=4, spines=2, hosts_per_leaf=4, links_per_spine=2)
+    sim = Simulator(fab, [Fault("load_collapse", port=PortRef("leaf01", 8), flows=2)], seed=0)
+    found = measure_and_retest(sim.truth, Observations(), SimMeasure(sim), Options(), groups=True,
+                               full_load=True, group_test="fan")
+    assert [(f.kind, set(f.node_ids), str(f.severity)) for f in _only_named(found)] == [
+        ("link", {"leaf01", "spine02"}, "error")]
