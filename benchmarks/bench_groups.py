@@ -20,6 +20,7 @@
    how many located faults were named as what happened (incast_collapse, load_collapse, switch_throttle).
 
 Prints figures, asserts nothing. Usage: python benchmarks/bench_groups.py [--sizes small|full] [--seeds N]
+[--shapes-only] [--group-test alltoall|all_reduce|fan] (section 4's screening collective)
 """
 
 from __future__ import annotations
@@ -124,10 +125,11 @@ def names(finding, fabric, part) -> bool:
     return ends == {(part.a.node, part.a.port), (part.b.node, part.b.port)}
 
 
-def sweep(fabric, faults, seed: int, groups: bool):
+def sweep(fabric, faults, seed: int, groups: bool, group_test: str = "alltoall"):
     sim = Simulator(fabric, faults, seed=seed)
     obs = Observations()
-    found = measure_and_retest(sim.truth, obs, SimMeasure(sim), Options(), groups=groups, full_load=groups)
+    found = measure_and_retest(sim.truth, obs, SimMeasure(sim), Options(), groups=groups, full_load=groups,
+                               group_test=group_test)
     return found, obs
 
 
@@ -136,10 +138,12 @@ def main() -> None:
     ap.add_argument("--sizes", choices=sorted(SIZES), default="full")
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--shapes-only", action="store_true", help="run section 4 (other fabric shapes) alone")
+    ap.add_argument("--group-test", choices=("alltoall", "all_reduce", "fan"), default="alltoall",
+                    help="section 4's screening collective, as sweep --group-test (default alltoall)")
     args = ap.parse_args()
     sizes = SIZES[args.sizes]
     if args.shapes_only:
-        shapes(min(args.seeds, 5))
+        shapes(min(args.seeds, 5), args.group_test)
         return
 
     print("1. group testing: tests and rounds against hosts N and bad hosts d "
@@ -210,13 +214,15 @@ def main() -> None:
     for kind, rows in seen.items():
         print(f"{kind:>22} {np.mean([r[0] for r in rows]):12.2f} {np.mean([r[1] for r in rows]):12.2f}")
 
-    shapes(min(args.seeds, 5))
+    shapes(min(args.seeds, 5), args.group_test)
 
 
-def shapes(seeds: int) -> None:
-    """Section 4: load-only faults on fabric shapes the other sections do not use."""
-    print(f"\n4. load-only faults on other fabric shapes ({seeds} seeds each; the sweep's loop with groups and the "
-          "full-load round): location recall and precision; false positives where nothing is injected")
+def shapes(seeds: int, group_test: str = "alltoall") -> None:
+    """Section 4: load-only faults on fabric shapes the other sections do not use (screening groups of
+    ``group_test``, the sweep's ``--group-test``)."""
+    print(f"\n4. load-only faults on other fabric shapes ({seeds} seeds each; the sweep's loop with groups "
+          f"({group_test}) and the full-load round): location recall and precision; false positives where "
+          "nothing is injected")
     print("  (fail: located at error or worse; as: located faults named as what happened, NAMED_AS)")
     print(f"{'fabric':>22} {'fault':>16} {'recall':>7} {'precision':>9} {'fail':>5} {'as':>4} {'tests':>6} "
           f"{'rounds':>6} {'capped':>6}")
@@ -230,7 +236,7 @@ def shapes(seeds: int) -> None:
                 rng = np.random.default_rng(2000 + seed)
                 faults, part = ([], None) if kind == "healthy" else (lambda fp: ([fp[0]], fp[1]))(
                     shape_fault(kind, fabric, rng))
-                found, obs = sweep(fabric, faults, seed, groups=True)
+                found, obs = sweep(fabric, faults, seed, groups=True, group_test=group_test)
                 blaming = [f for f in found.findings if f.severity != "info"]
                 total += len(blaming)
                 tests.append(found.planned_tests + len(obs.groups))

@@ -72,6 +72,13 @@ def test_bench_groups_runs_at_its_smallest_size_and_healthy_fabrics_stay_clean()
     assert healthy and all(line.rstrip().endswith("false positives: 0") for line in healthy)
 
 
+def test_bench_groups_shapes_run_with_the_fan_screening_and_healthy_fabrics_stay_clean():
+    out = run_bench("bench_groups.py", "--shapes-only", "--group-test", "fan", "--seeds", "1")
+    assert "with groups (fan)" in out and "all shapes" in out
+    healthy = [line for line in out.splitlines() if " healthy " in line]
+    assert len(healthy) == 6 and all(line.rstrip().endswith("false positives: 0") for line in healthy)
+
+
 def test_bench_analyze_noise_runs_quick_on_the_64_hca_capture_and_prints_its_tables(tmp_path):
     import json
 
