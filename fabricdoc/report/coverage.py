@@ -12,14 +12,14 @@ seen; one with nothing to check (``n/a``: no GPU, no NUMA nodes) is not counted.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from fabricdoc.errors import TopologyError
-from fabricdoc.model.groups import LOADED_FLOWS, most_flows
-from fabricdoc.model.paths import FINISHED, finished_crossed
+from fabricdoc.model.groups import LOADED_FLOWS, channel_load, group_flows, most_flows, shown_full
+from fabricdoc.model.paths import FINISHED, Channel, finished_crossed
 from fabricdoc.model.records import Observations, PortRef, ProbeStatus
 from fabricdoc.model.topology import Fabric
 
@@ -190,6 +190,7 @@ def _group_coverage(fabric: Fabric, obs: Observations, cov: Coverage) -> None:
         if g.status != "error":  # one that could not run loaded nothing
             per_round[g.round].append((g.members, g.test))
     most = most_flows(fabric, per_round.values())
+    filled = _filled_flows(fabric, per_round.values())
     crossed = {key for key, _ in most}
     for p in obs.pairs:
         try:
@@ -199,18 +200,47 @@ def _group_coverage(fabric: Fabric, obs: Observations, cov: Coverage) -> None:
     levels = fabric.levels()
     reached: dict[str, int] = {}
     unloaded = []
+    unfilled = []
     for key, link in sorted(fabric.links.items(), key=lambda kv: str(kv[0])):
         cls = cable_class(key.a.node, key.b.node, levels)
         flows = max(most[(key, 0)], most[(key, 1)])
         reached[cls] = max(reached.get(cls, 0), flows)
         if link.state == "up" and not cls.startswith("host") and key in crossed and flows < LOADED_FLOWS:
             unloaded.append((key, flows))
+        elif (link.state == "up" and cls.startswith("host") and key in crossed
+              and max(filled[(key, 0)], filled[(key, 1)]) < LOADED_FLOWS):
+            # A host port: many flows held back elsewhere (an all-hosts alltoall at its spines) pass one
+            # that collapses under an incast; only a round that filled it shows it carries them.
+            unfilled.append((key, max(filled[(key, 0)], filled[(key, 1)])))
     cov.group_load = dict(sorted(reached.items()))
     for key, flows in unloaded[:NOT_SEEN_SHOWN]:
         cov.add(f"group load on cable {fabric.label(key.a.node)}[{key.a.port}] -- {fabric.label(key.b.node)}"
                 f"[{key.b.port}]", f"no group test put {LOADED_FLOWS} flows on it at once "
                 f"(most: {flows}): a fault that shows only under load would not show there")
     cov.not_seen_count += max(0, len(unloaded) - NOT_SEEN_SHOWN)
+    for key, flows in unfilled[:NOT_SEEN_SHOWN]:
+        cov.add(f"group load on host cable {fabric.label(key.a.node)}[{key.a.port}] -- "
+                f"{fabric.label(key.b.node)}[{key.b.port}]", f"no group test filled it with {LOADED_FLOWS} flows "
+                f"at once (most: {flows}): an incast into the port would not show (rings put one flow on each; "
+                "--group-test alltoall or fan fills host ports)")
+    cov.not_seen_count += max(0, len(unfilled) - NOT_SEEN_SHOWN)
+
+
+def _filled_flows(fabric: Fabric, rounds: Iterable[list[tuple[tuple[PortRef, ...], str]]]) -> Counter[Channel]:
+    """Per cable direction, the most flows a round put on it while filling it (:func:`shown_full`)."""
+    out: Counter[Channel] = Counter()
+    for groups in rounds:
+        tests = []
+        for members, test in groups:
+            try:
+                tests.append(group_flows(fabric, members, test))
+            except TopologyError:
+                continue
+        full = shown_full(fabric, tests)
+        load = channel_load([hops for t in tests for hops in t])
+        for chan in full:
+            out[chan] = max(out[chan], load[chan])
+    return out
 
 
 def host_ports(fabric: Fabric, hosts: Iterable[str] | None = None) -> set[PortRef]:

@@ -806,3 +806,21 @@ def test_a_chase_whose_failing_test_overloaded_nothing_a_passing_one_carried_bis
                                full_load=True, group_test="fan")
     assert [(f.kind, set(f.node_ids), str(f.severity)) for f in _only_named(found)] == [
         ("link", {"leaf01", "spine02"}, "error")]
+
+
+@pytest.mark.parametrize(("group_test", "complete"), [("all_reduce", False), ("alltoall", True)])
+def test_host_ports_no_group_test_filled_keep_the_verdict_from_pass(tmp_path, group_test, complete):
+    """Rail-optimized 2 units x 4 x 4, an incast into gpu0002's rail-4 port collapsing above 2 flows. Ring
+    screens put one flow on each host port; the full-load alltoall put 31 into it, held back at the spines
+    below the collapsed rate, and passed: with --group-test all_reduce the sweep said pass, coverage
+    complete. A host cable counts as loaded only where a round filled it with 2 flows or more."""
+    from fabricdoc.sweep import SweepConfig, run_sweep
+
+    path = tmp_path / "ro.yaml"
+    path.write_text("name: ro\ngenerator: rail_optimized\nparams: {units: 2, hosts_per_unit: 4, rails: 4, spines: 4}\n"
+                    "faults:\n  - {kind: incast_pfc, port: \"gpu0002[4]\", flows: 2}\n")
+    report = run_sweep(SweepConfig(fabric=str(path), groups=True, full_load=True, group_test=group_test)).to_dict()
+    cov = report["coverage"]
+    assert cov["complete"] is complete and report["verdict"] != "pass"
+    unfilled = [n["what"] for n in cov["not_seen"] if n["what"].startswith("group load on host cable")]
+    assert bool(unfilled) is not complete
