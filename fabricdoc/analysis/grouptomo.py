@@ -73,7 +73,7 @@ THROTTLE_SPAN = 1.25  # ... over loads at least this far apart (closer ones cann
 THROTTLE_MARGIN = 0.2  # a test slower than a throttle's share L/T by more than this is not the throttle's alone
 THROTTLE_STEPS = 10  # bisection steps reading a throttle's limit from its failing tests
 MOVED_MARGIN = 1.3  # a passing test refutes a cable where it moved more through it than this times a failing one
-MANY_ALIKE = 4  # this many parts equally likely: isolation did not narrow it down, nothing is named
+MANY_ALIKE = 3  # this many parts equally likely: isolation did not narrow it down, nothing is named
 
 
 @dataclass
