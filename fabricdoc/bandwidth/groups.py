@@ -21,11 +21,10 @@ from fabricdoc.model.flows import maxmin
 from fabricdoc.model.groups import (
     LOADED_FLOWS,
     busbw_from_rates,
-    channel_load,
     fan,
+    filled_flows,
     group_flows,
     most_flows,
-    shown_full,
 )
 from fabricdoc.model.paths import Channel
 from fabricdoc.model.records import LinkKey, PortRef
@@ -213,14 +212,10 @@ def screening(fabric: Fabric, ports: Sequence[PortRef], test: str = "alltoall",
 def _host_ports_filled(fabric: Fabric, rounds: Sequence[Sequence[GroupTest]], ports: Sequence[PortRef]) -> bool:
     """Whether some round fills the direction into each of ``ports`` (:func:`~fabricdoc.model.groups.shown_full`)
     with more than :data:`LOADED_FLOWS` flows."""
-    filled: set[Channel] = set()
-    for tests in rounds:
-        flows = [group_flows(fabric, t.members, t.test) for t in tests]
-        load = channel_load([f for test in flows for f in test])
-        filled |= {c for c in shown_full(fabric, flows) if load[c] > LOADED_FLOWS}
+    filled = filled_flows(fabric, [[(t.members, t.test) for t in tests] for tests in rounds])
     for p in ports:
         link = fabric.link_at(p)
-        if link is None or (link.key, 0 if link.key.b == p else 1) not in filled:
+        if link is None or filled[(link.key, 0 if link.key.b == p else 1)] <= LOADED_FLOWS:
             return False
     return True
 

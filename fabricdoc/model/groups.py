@@ -133,6 +133,24 @@ def shown_full(fabric: Fabric, tests: Sequence[Sequence[Sequence[Channel]]]) -> 
     return frozenset(c for c, u in shown.items() if u >= FILLED * fabric.links[c[0]].capacity_gbps)
 
 
+def filled_flows(fabric: Fabric, rounds: Iterable[Iterable[tuple[Sequence[PortRef], str]]]) -> Counter[Channel]:
+    """Per directed channel, the most flows one round of group collectives (``(members, test)`` each) put
+    on it while filling it (:func:`shown_full`): where passing shows it carries that many. A collective
+    without a route loads nothing (as in :func:`most_flows`)."""
+    out: Counter[Channel] = Counter()
+    for groups in rounds:
+        tests = []
+        for members, test in groups:
+            try:
+                tests.append(group_flows(fabric, members, test))
+            except TopologyError:
+                continue
+        load = channel_load([hops for t in tests for hops in t])
+        for chan in shown_full(fabric, tests):
+            out[chan] = max(out[chan], load[chan])
+    return out
+
+
 def shown_switches(flows: Iterable[Sequence[Channel]], shown: Collection[Channel]) -> frozenset[str]:
     """The nodes that forward some of ``flows`` on a direction in ``shown`` (:func:`shown_full`).
 

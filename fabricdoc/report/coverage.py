@@ -12,14 +12,14 @@ seen; one with nothing to check (``n/a``: no GPU, no NUMA nodes) is not counted.
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from fabricdoc.errors import TopologyError
-from fabricdoc.model.groups import LOADED_FLOWS, channel_load, group_flows, most_flows, shown_full
-from fabricdoc.model.paths import FINISHED, Channel, finished_crossed
+from fabricdoc.model.groups import LOADED_FLOWS, filled_flows, most_flows
+from fabricdoc.model.paths import FINISHED, finished_crossed
 from fabricdoc.model.records import Observations, PortRef, ProbeStatus
 from fabricdoc.model.topology import Fabric
 
@@ -190,7 +190,7 @@ def _group_coverage(fabric: Fabric, obs: Observations, cov: Coverage) -> None:
         if g.status != "error":  # one that could not run loaded nothing
             per_round[g.round].append((g.members, g.test))
     most = most_flows(fabric, per_round.values())
-    filled = _filled_flows(fabric, per_round.values())
+    filled = filled_flows(fabric, per_round.values())
     crossed = {key for key, _ in most}
     for p in obs.pairs:
         try:
@@ -224,23 +224,6 @@ def _group_coverage(fabric: Fabric, obs: Observations, cov: Coverage) -> None:
                 f"at once (most: {flows}): an incast into the port would not show (rings put one flow on each; "
                 "--group-test alltoall or fan fills host ports)")
     cov.not_seen_count += max(0, len(unfilled) - NOT_SEEN_SHOWN)
-
-
-def _filled_flows(fabric: Fabric, rounds: Iterable[list[tuple[tuple[PortRef, ...], str]]]) -> Counter[Channel]:
-    """Per cable direction, the most flows a round put on it while filling it (:func:`shown_full`)."""
-    out: Counter[Channel] = Counter()
-    for groups in rounds:
-        tests = []
-        for members, test in groups:
-            try:
-                tests.append(group_flows(fabric, members, test))
-            except TopologyError:
-                continue
-        full = shown_full(fabric, tests)
-        load = channel_load([hops for t in tests for hops in t])
-        for chan in full:
-            out[chan] = max(out[chan], load[chan])
-    return out
 
 
 def host_ports(fabric: Fabric, hosts: Iterable[str] | None = None) -> set[PortRef]:
