@@ -169,7 +169,8 @@ def from_groups(fabric: Fabric, obs: Observations, judged: TestJudgement,
                     continue  # not filled: passing says nothing of this many flows
                 passing[e] = max(passing[e], n)
     again = _again(tests)
-    moved = _Moved(fabric, tests)
+    healthy = _Healthy(fabric)
+    moved = _Moved(healthy, tests)
     covers: dict[Hashable, set[int]] = {}
     beyond: dict[Hashable, set[int]] = {}  # of those, the tests that loaded it beyond what any passing test carried
     for i in failing:
@@ -199,7 +200,7 @@ def from_groups(fabric: Fabric, obs: Observations, judged: TestJudgement,
         if best is None or not covers[best] & left:
             break
         chosen.append(best)
-        covers[best] |= _throttled(fabric, best, tests, covers[best], left)
+        covers[best] |= _throttled(healthy, best, tests, covers[best], left)
         own[best] = covers[best] & left
         left -= covers[best]
         if best[0] == "chan":
@@ -238,6 +239,28 @@ def from_groups(fabric: Fabric, obs: Observations, judged: TestJudgement,
     return switches
 
 
+class _Healthy:
+    """Each test's slowest own flow on a healthy fabric: its round's flows max-min shared over the cables'
+    rates (worked out once per round, when first asked)."""
+
+    def __init__(self, fabric: Fabric) -> None:
+        self.fabric = fabric
+        self._rounds: dict[int, np.ndarray] = {}  # id(round_flows) -> healthy max-min rates
+        self._slowest: dict[int, float] = {}  # id(test) -> its slowest own flow's healthy rate
+
+    def capacity(self, k: LinkKey) -> float:
+        return self.fabric.links[k].capacity_gbps
+
+    def slowest(self, t: _Test) -> float:
+        if id(t) not in self._slowest:
+            key = id(t.round_flows)
+            if key not in self._rounds:
+                self._rounds[key] = maxmin(t.round_flows, self.capacity)
+            a, b = t.span
+            self._slowest[id(t)] = float(self._rounds[key][a:b].min()) if b > a else 0.0
+        return self._slowest[id(t)]
+
+
 class _Moved:
     """What passing tests moved through each cable direction, to refute a cable as a failing test's cause.
 
@@ -250,11 +273,9 @@ class _Moved:
     slowdown or another part did. Tests with no relative figure (pair tests, hung groups) refute nothing and
     are never refuted."""
 
-    def __init__(self, fabric: Fabric, tests: list[_Test]) -> None:
-        self.fabric = fabric
+    def __init__(self, healthy: _Healthy, tests: list[_Test]) -> None:
+        self.healthy = healthy
         self.tests = tests
-        self._slowest: dict[int, float] = {}  # test index -> healthy slowest rate of its own flows
-        self._rounds: dict[int, np.ndarray] = {}  # id(round_flows) -> healthy max-min rates
         # direction -> (round load, its own flows there times its relative figure), per passing test; times
         # the test's healthy slowest rate (worked out when asked), what it moved there at least
         self.passed: dict[Channel, list[tuple[int, float, int]]] = {}
@@ -264,14 +285,7 @@ class _Moved:
                     self.passed.setdefault(c, []).append((t.load[("chan", c)], own * t.relative, i))
 
     def _healthy_slowest(self, i: int) -> float:
-        if i not in self._slowest:
-            t = self.tests[i]
-            key = id(t.round_flows)
-            if key not in self._rounds:
-                self._rounds[key] = maxmin(t.round_flows, lambda k: self.fabric.links[k].capacity_gbps)
-            a, b = t.span
-            self._slowest[i] = float(self._rounds[key][a:b].min()) if b > a else 0.0
-        return self._slowest[i]
+        return self.healthy.slowest(self.tests[i])
 
     def refutes(self, e: Hashable, i: int) -> bool:
         """Whether a passing test refutes cable direction ``e`` as the cause of failing test ``i``."""
@@ -335,7 +349,7 @@ def _throttles(e: Hashable, tests: list[_Test], covers: set[int]) -> bool:
     return slope <= THROTTLE_SLOPE
 
 
-def _throttled(fabric: Fabric, e: Hashable, tests: list[_Test], covers: set[int], left: set[int]) -> set[int]:
+def _throttled(healthy: _Healthy, e: Hashable, tests: list[_Test], covers: set[int], left: set[int]) -> set[int]:
     """Failing tests a throttling switch ``e`` explains beyond those that loaded it past what passed: one
     that forwards L flows' worth keeps L/T of each egress's rate when T flows cross it, and a passing test
     that loaded it as hard may have been held back elsewhere. L is read from its failing tests (relative
@@ -344,7 +358,7 @@ def _throttled(fabric: Fabric, e: Hashable, tests: list[_Test], covers: set[int]
     make it."""
     if not _throttles(e, tests, covers):
         return set()
-    share = _ThrottledShare(fabric, e[1])  # type: ignore[index]
+    share = _ThrottledShare(healthy, e[1])  # type: ignore[index]
     limit = _throttle_limit(share, tests, covers)
     return {i for i in left if tests[i].relative and tests[i].load.get(e, 0) > limit
             and tests[i].relative >= (1 - THROTTLE_MARGIN) * share(limit, tests[i])}
@@ -368,15 +382,12 @@ def _throttle_limit(share: _ThrottledShare, tests: list[_Test], covers: set[int]
 class _ThrottledShare:
     """The share of its healthy figure a test keeps when ``switch`` forwards ``limit`` flows' worth: its
     round's flows max-min shared, every egress of the switch cut to limit over the flows crossing it. Each
-    test's healthy slowest rate is worked out once (the limit is bisected over the same tests)."""
+    test's healthy slowest rate comes from ``healthy`` (worked out once: the limit is bisected over the same
+    tests, and refuting cables asks for it too)."""
 
-    def __init__(self, fabric: Fabric, switch: str) -> None:
-        self.fabric = fabric
+    def __init__(self, healthy: _Healthy, switch: str) -> None:
+        self.healthy = healthy
         self.switch = switch
-        self._healthy: dict[int, float] = {}  # id(test) -> its slowest flow's healthy rate
-
-    def _capacity(self, k: LinkKey) -> float:
-        return self.fabric.links[k].capacity_gbps
 
     def __call__(self, limit: float, test: _Test) -> float:
         flows = test.round_flows
@@ -386,11 +397,9 @@ class _ThrottledShare:
             return limit / through
         if through <= limit:
             return 1.0
-        if id(test) not in self._healthy:
-            self._healthy[id(test)] = float(min(maxmin(flows, self._capacity)[a:b]))
-        healthy = self._healthy[id(test)]
+        healthy = self.healthy.slowest(test)
         cut = {c: limit / through for hops in flows for c in hops if channel_ends(c)[0].node == self.switch}
-        return float(min(maxmin(flows, self._capacity, cut)[a:b])) / healthy if healthy > 0 else 0.0
+        return float(min(maxmin(flows, self.healthy.capacity, cut)[a:b])) / healthy if healthy > 0 else 0.0
 
 
 def _own_probe(fabric: Fabric, e: Hashable, tests: list[_Test], covers: set[int]) -> bool:

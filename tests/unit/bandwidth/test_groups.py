@@ -751,7 +751,7 @@ def test_a_passing_test_refutes_a_cable_only_where_it_moved_more_through_it_at_n
     """Group tomography's refutation on its own: with the same flows on a direction, a passing test that
     moved more there than the failing one (beyond noise) refutes it; one with fewer flows on it, or that
     moved about as much, does not."""
-    from fabricdoc.analysis.grouptomo import MOVED_MARGIN, _Moved, _tests
+    from fabricdoc.analysis.grouptomo import MOVED_MARGIN, _Healthy, _Moved, _tests
     from fabricdoc.model.expectation import judge_observations
     from fabricdoc.model.records import GroupResult
 
@@ -766,7 +766,7 @@ def test_a_passing_test_refutes_a_cable_only_where_it_moved_more_through_it_at_n
                   GroupResult(pair, "alltoall", "ok", fail_ratio, 1.0, round=3, phase="split")]
         judged = judge_observations(fab, [], groups)
         tests = _tests(fab, Observations(groups=groups), judged)
-        moved, failing = _Moved(fab, tests), len(tests) - 1
+        moved, failing = _Moved(_Healthy(fab), tests), len(tests) - 1
         assert tests[failing].failed
         chans = [e for e, n in tests[failing].load.items() if e[0] == "chan" and n > 1]
         return [moved.refutes(e, failing) for e in chans]
