@@ -209,6 +209,10 @@ def isolate(
     screened = sum(len(s) for s in screens)
     cap = max_rounds  # the round isolation stops at: the chases' rounds counted from the screens' end
 
+    def more() -> bool:
+        """Whether isolation may run another round."""
+        return out.rounds < cap
+
     def _other_passed(t: GroupTest, tests: list[GroupTest], results: list[GroupResult]) -> bool:
         """Whether the other member of the failing pair ``t`` confirms passed in the same round: the pair's
         failure is this host's then, and a transient slowdown cannot have picked it (no run again)."""
@@ -230,7 +234,7 @@ def isolate(
         redo = [i for i, (t, r) in enumerate(zip(tests, results, strict=True))
                 if again and t.phase == "confirm" and r.status == "ok" and judge.failed(r)
                 and (not _other_passed(t, tests, results) or set(t.members) <= cleared)]
-        if redo and out.rounds < cap:
+        if redo and more():
             for i, r in zip(redo, run([tests[i] for i in redo], again=False), strict=True):
                 if r.status == "ok" and not judge.failed(r):
                     results[i] = r
@@ -282,7 +286,7 @@ def isolate(
             end(other)
 
     def drive() -> None:
-        while chases and out.rounds < cap:
+        while chases and more():
             advance()
 
     def passed_again(t: GroupTest | GroupResult) -> bool:
@@ -330,7 +334,7 @@ def isolate(
                     # This chase's probes failed and none pointed at a part: a load together (a switch)
                     # showed it. Probe the switches now, before the other chases spend the rounds left.
                     switches_probed = True
-                    _bisect_switches(state, run, lambda: out.rounds < cap)
+                    _bisect_switches(state, run, more)
                     end_named()
                 elif (not stop.value and not switches_probed and not early_probed and root.phase == "screen"
                       and root not in state.few_failed and not _pointed(probed, judge)):
@@ -342,7 +346,7 @@ def isolate(
                     # Weighed once: building the probes is the cost.
                     early_probed = True
                     if _probes_reach(state, root):
-                        _bisect_switches(state, run, lambda: out.rounds < cap)
+                        _bisect_switches(state, run, more)
                         switches_probed = bool(state.named)
                     end_named()
                 elif not stop.value and (hit := switches_pointed(probed)) is not None:
@@ -351,7 +355,7 @@ def isolate(
                     # switches now, by other cables, rather than chase the same switch again.
                     over, crossed = hit
                     if any(_loads(fabric, roots[id(c)])[1].keys() & crossed for c in chases):
-                        _bisect_switches(state, run, lambda: out.rounds < cap, over, crossed)
+                        _bisect_switches(state, run, more, over, crossed)
                         end_named()
                 start(stop.value or [])
 
@@ -380,15 +384,15 @@ def isolate(
     at_switch = [(chans, sws) for chans, sws in fans if sws.keys() & suspects]
     if chase and out.failing and (not pointed or sum(1 for g in out.failing if g.phase in CHASED) <= TRANSIENTS):
         if not switches_probed:
-            _bisect_switches(state, run, lambda: out.rounds < cap)
+            _bisect_switches(state, run, more)
     elif chase and at_switch and len(at_switch) == len(pointed):
         # The suspect switches those loads crossed, each by cables other than the ones they point at; when
         # they are cleared and failing tests those cables do not explain remain, every suspect switch.
         over = {c for chans, _ in at_switch for c, n in chans.items() if n > state.passing_load[c]}
         crossed = {sw for _, sws in at_switch for sw in sws} & suspects
-        if (_bisect_switches(state, run, lambda: out.rounds < cap, {c[0] for c in over}, crossed)
+        if (_bisect_switches(state, run, more, {c[0] for c in over}, crossed)
                 and any(not passed_again(g) and not _loads(state.fabric, g)[0].keys() & over for g in out.failing)):
-            _bisect_switches(state, run, lambda: out.rounds < cap)
+            _bisect_switches(state, run, more)
     # Hosts a failing confirmation with a known-good one named (and that did not pass again) explain the
     # tests they were in.
     hosts = {p for g in out.failing if g.phase == "confirm" and len(g.members) == 2 and not passed_again(g)
