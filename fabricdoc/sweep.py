@@ -188,7 +188,10 @@ def measure_and_retest(
         make = getattr(measure, "group_round", None)
         if make is None:
             raise ConfigError("this bandwidth backend cannot run group tests (--groups / --full-load)")
-        ports = fabric.host_ports()
+        blamed = blamed_figures(fabric, findings)
+        # Hosts behind a cable the pair tests already blamed sit out the group tests: every test holding one
+        # would be as slow as that cable explains, and so say nothing of a load-only fault it also loaded.
+        ports = [p for p in fabric.host_ports() if (link := fabric.link_at(p)) is None or link.key not in blamed]
         screens = full_load_rounds(ports) if full_load else []
         reference: list[GroupTest] = []
         if groups:
@@ -200,7 +203,7 @@ def measure_and_retest(
         judge = GroupJudge(judged.expectations, options.slow_ratio)
         done = isolate(fabric, make(obs.groups), screens, judge=judge, first_round=rounds,
                        expect=group_expectation, chase=groups,
-                       explained=blamed_figures(fabric, findings),
+                       explained=blamed,
                        progress=lambda n, known: progress("groups", n, known), reference=reference,
                        carried=_carried_hosts(obs.pairs, judged))
         progress("groups", done.tests, done.tests)

@@ -103,6 +103,25 @@ def test_a_gray_host_cable_the_pairs_name_does_not_hide_a_load_only_uplink_its_g
     assert found.groups_unexplained == 0
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_host_behind_a_cable_the_pairs_name_sits_out_the_groups_so_a_core_cable_collapse_shows(seed):
+    """3L k=4: a host cable at 0.4x, named by the pair rounds, and an agg-core cable that collapses above 2
+    flows, which only the all-hosts alltoall trips. With the slow host in it, that alltoall was as slow as
+    the host cable explains, so nothing chased it and the core cable went unnamed at every seed. The slow
+    host now sits the group tests out; the alltoall without it fails and is chased to the core cable."""
+    fabric = fat_tree_3(4)
+    bad = next(k for k in fabric.links if {k.a.node, k.b.node} == {"agg-p02-02", "core0003"})
+    slow = next(p for p in fabric.host_ports() if p.node == "node00015")
+    sim = Simulator(fabric, [Fault("load_collapse", port=bad.a, flows=2), Fault("slow", port=slow, factor=0.4)],
+                    seed=seed)
+    obs = Observations()
+    found = measure_and_retest(sim.truth, obs, SimMeasure(sim), Options(), groups=True, full_load=True)
+    named = {(f.fault, fabric.link_at(PortRef(f.node_ids[0], f.endpoints[0][1])).key) for f in found.findings
+             if f.severity != "info" and f.kind != "switch"}
+    assert named == {("degraded_bandwidth", fabric.link_at(slow).key), ("load_collapse", bad)}, named
+    assert obs.groups and not any(slow in g.members for g in obs.groups)
+
+
 @pytest.mark.parametrize(("leaf", "spine"), [("leaf03", "spine02"), ("leaf04", "spine03"), ("leaf03", "spine04")])
 def test_a_collapsed_uplink_is_named_not_the_host_cable_its_flows_fan_into(leaf, spine):
     """A fan into one host through a collapsed uplink fails at the host's cable as well; tests that passed

@@ -826,6 +826,24 @@ def test_host_ports_no_group_test_filled_keep_the_verdict_from_pass(tmp_path, gr
     assert bool(unfilled) is not complete
 
 
+def test_a_host_behind_a_cable_the_pairs_named_sits_out_the_groups_and_coverage_says_so(tmp_path):
+    """A host cable at 0.4x, named by the pair rounds: its host runs in no group test (each would be as
+    slow as that cable explains, hiding a load-only fault it also loaded), and coverage says why its cable
+    carried no group load rather than pointing at another --group-test."""
+    from fabricdoc.sweep import SweepConfig, run_sweep
+
+    path = tmp_path / "ls.yaml"
+    path.write_text("name: ls\ngenerator: fat_tree_2\nparams: {leaves: 4, spines: 2, hosts_per_leaf: 4}\n"
+                    "faults:\n  - {kind: slow, port: \"node0006[1]\", factor: 0.4}\n")
+    report = run_sweep(SweepConfig(fabric=str(path), groups=True, full_load=True)).to_dict()
+    assert report["verdict"] == "fail"
+    assert report["groups"] and not any(m[0] == "node0006" for g in report["groups"] for m in g["members"])
+    why = {n["what"]: n["why"] for n in report["coverage"]["not_seen"]}
+    (cable,) = [w for w in why if w.startswith("group load on host cable") and "node0006" in w]
+    assert why[cable].startswith("its host ran in no group test")
+    assert not [w for w in why if w.startswith("group load on host cable") and "node0006" not in w]
+
+
 def test_three_parts_explaining_the_same_tests_alike_are_suspects_not_a_named_fault():
     """16 leaves x 8 hosts, leaf06's uplink to spine06 collapsing above 2 flows (bench_groups, seed 8): a
     transient derailed the chase, and only spine06's own probe and the full load showed it. Three cable
