@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -210,8 +210,95 @@ def measure_and_retest(
         rounds += done.rounds  # group tests are counted in the report's tests.groups_* (not as planned pairs)
         group_load, isolation_left = groups, done.unfinished
         judged, findings = judged_findings()
+        for _ in range(AGAIN_PASSES if groups else 0):
+            # A load-only part isolation named explains every failing test through it, and may hide a
+            # second one those tests also overloaded: they run again without the hosts below it.
+            again = _without_named(fabric, obs.groups, judged, findings, blamed)
+            if not again:
+                break
+            blamed = blamed_figures(fabric, findings)
+            done = isolate(fabric, make(obs.groups), again, judge=judge, first_round=rounds,
+                           expect=group_expectation, explained=blamed,
+                           progress=lambda n, known: progress("groups", n, known),
+                           carried=_carried_hosts(obs.pairs, judged), before=_passing_rounds(obs.groups, judged))
+            rounds += done.rounds
+            isolation_left += done.unfinished
+            judged, findings = judged_findings()
     unexplained = len(unexplained_groups(fabric, obs.groups, judged, findings)) if obs.groups else 0
     return Measured(findings, rounds, planned, judged, errors, group_load, isolation_left, unexplained)
+
+
+_WITHOUT = " without the hosts below "
+AGAIN_PASSES = 2  # times the failing tests a newly named load-only part explains run again without it
+
+
+def _without_named(fabric: Fabric, groups: list[GroupResult], judged: TestJudgement, findings: list[Finding],
+                   before: Mapping[LinkKey, float | None]) -> list[list[GroupTest]]:
+    """The failing screening and full-load tests through cables named since ``before`` (not switches: the
+    hosts below a spine are all of them), each without the host ports below those cables and not run that
+    way yet: one round of them, the largest first, no host in two. (fan screens keep their senders first:
+    not re-run.)"""
+    named = list(blamed_figures(fabric, [f for f in findings if f.kind != "switch"]))
+    new = {k for k in named if k not in before}
+    if not new:
+        return []
+    below = {k: _ports_below(fabric, k) for k in named}
+    ran = {(g.members, g.test) for g in groups}
+    tests: list[GroupTest] = []
+    for j, g in enumerate(groups):
+        if g.phase not in ("screen", "full_load") or g.test not in ("alltoall", "all_reduce") \
+                or g.status != "ok" or not judged.group_failed(j, g):
+            continue
+        crosses = group_cables(fabric, g.members, g.test)
+        if not new & crosses:
+            continue
+        crossed = [k for k in named if k in crosses]  # every named cable it crosses: each may explain it
+        out = set().union(*(below[k] for k in crossed))
+        members = tuple(p for p in g.members if p not in out)
+        if len(members) < 2 or (members, g.test) in ran:
+            continue
+        ran.add((members, g.test))
+        label = g.label.split(_WITHOUT)[0] + _WITHOUT + ", ".join(
+            f"{fabric.label(k.a.node)}[{k.a.port}] -- {fabric.label(k.b.node)}[{k.b.port}]" for k in crossed)
+        tests.append(GroupTest(members, g.test, g.phase, label))
+    # One round, the largest first (the full-load alltoall loads every level hardest): a second fault is
+    # as likely anywhere, and each round more costs every sweep with a load-only fault.
+    round_: list[GroupTest] = []
+    for t in sorted(tests, key=lambda t: -len(t.members)):
+        if not any(set(t.nodes) & set(o.nodes) for o in round_):
+            round_.append(t)
+    return [round_] if round_ else []
+
+
+def _ports_below(fabric: Fabric, key: LinkKey) -> set[PortRef]:
+    """The host ports below cable ``key``: its host's, or every host port under its lower switch (the ports
+    whose flows up or down cross it come from there)."""
+    levels = fabric.levels()
+    low = min((key.a, key.b), key=lambda p: levels.get(p.node, 0))
+    if fabric.nodes[low.node].kind == "host":
+        return {low}
+    out: set[PortRef] = set()
+    todo, seen = [low.node], {low.node}
+    while todo:
+        node = todo.pop()
+        for link in fabric.node_links(node):
+            here = link.key.a if link.key.a.node == node else link.key.b
+            there = link.key.other(here)
+            if fabric.nodes[there.node].kind == "host":
+                out.add(there)
+            elif levels.get(there.node, 0) < levels.get(node, 0) and there.node not in seen:
+                seen.add(there.node)
+                todo.append(there.node)
+    return out
+
+
+def _passing_rounds(groups: list[GroupResult], judged: TestJudgement) -> list[list[tuple[GroupTest, GroupResult]]]:
+    """Each round's group tests that passed, as isolation's ``before``."""
+    rounds: dict[int, list[tuple[GroupTest, GroupResult]]] = {}
+    for j, g in enumerate(groups):
+        if g.status == "ok" and not judged.group_failed(j, g):
+            rounds.setdefault(g.round, []).append((GroupTest(g.members, g.test, g.phase, g.label), g))
+    return [rounds[r] for r in sorted(rounds)]
 
 
 def _carried_hosts(pairs: list[PairResult], judged: TestJudgement) -> set[PortRef]:

@@ -180,6 +180,7 @@ def isolate(
     progress: Callable[[int, int], None] | None = None,
     reference: Sequence[GroupTest] = (),
     carried: Collection[PortRef] = (),
+    before: Sequence[Sequence[tuple[GroupTest, GroupResult]]] = (),
 ) -> Isolation:
     """Run ``screens`` and chase every failing group until each is isolated (or ``max_rounds`` more pass:
     the chases' own, after the screens and the reference);
@@ -192,7 +193,9 @@ def isolate(
     ``progress(done, known)`` is told after every round: group tests run, and those known so far (screens
     plus the chases' probes, which grow as isolation finds more to chase). ``carried``: host ports whose
     pair tests all passed, so carried what a two-host confirmation loads (one flow each way): a failing
-    confirmation of such hosts runs once more even where its sibling passed."""
+    confirmation of such hosts runs once more even where its sibling passed. ``before``: rounds of group
+    tests that passed in an earlier isolation of this fabric (each round's passing tests and their results),
+    which say from the start which hosts are known good and what loads passed."""
     judge = judge or GroupJudge()
     if explained:
         blamed = dict(explained)
@@ -203,6 +206,8 @@ def isolate(
 
         judge.excuse(excused)
     state = _State(fabric, judge)
+    for earlier in before:
+        state.saw([t for t, _ in earlier], [r for _, r in earlier])
     out = Isolation(judge=judge)
     cleared = set(carried)
 
@@ -254,6 +259,8 @@ def isolate(
         # ran may have passed against a figure its own failing round set).
         failing = [t for tests, results in seen for t, r in zip(tests, results, strict=True) if judge.failed(r)]
         state = _State(fabric, judge)
+        for earlier in before:
+            state.saw([t for t, _ in earlier], [r for _, r in earlier])
         for tests, results in seen:
             state.saw(tests, results)
     cap = out.rounds + max_rounds

@@ -122,6 +122,25 @@ def test_a_host_behind_a_cable_the_pairs_name_sits_out_the_groups_so_a_core_cabl
     assert obs.groups and not any(slow in g.members for g in obs.groups)
 
 
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_second_collapsing_uplink_the_first_ones_failing_tests_also_crossed_is_found_without_its_hosts(seed):
+    """Odd 7 leaves x 4: leaf03's and leaf07's uplinks to spine01 and spine02 collapse above 2 flows. The
+    full-load alltoall and one screen fail; isolation names leaf03's, which explains them, and leaf07's went
+    unnamed at every seed. The failing tests through a newly named cable run again without the hosts below
+    it, and that isolation names leaf07's too."""
+    fabric = fat_tree_2(leaves=7, spines=4, hosts_per_leaf=4)
+    bad = [PortRef("leaf07", 6), PortRef("leaf03", 5)]
+    sim = Simulator(fabric, [Fault("load_collapse", port=p, flows=2) for p in bad], seed=seed)
+    obs = Observations()
+    found = measure_and_retest(sim.truth, obs, SimMeasure(sim), Options(), groups=True, full_load=True)
+    named = {(f.fault, fabric.link_at(PortRef(f.node_ids[0], f.endpoints[0][1])).key) for f in found.findings
+             if f.severity != "info"}
+    assert named == {("load_collapse", fabric.link_at(p).key) for p in bad}, named
+    leaf03 = {p for p in fabric.host_ports() if fabric.peer(p).node == "leaf03"}
+    again = [g for g in obs.groups if g.phase == "full_load" and "without the hosts below" in g.label]
+    assert again and all(not leaf03 & set(g.members) for g in again)
+
+
 @pytest.mark.parametrize(("leaf", "spine"), [("leaf03", "spine02"), ("leaf04", "spine03"), ("leaf03", "spine04")])
 def test_a_collapsed_uplink_is_named_not_the_host_cable_its_flows_fan_into(leaf, spine):
     """A fan into one host through a collapsed uplink fails at the host's cable as well; tests that passed

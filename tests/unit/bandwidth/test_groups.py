@@ -844,6 +844,21 @@ def test_a_host_behind_a_cable_the_pairs_named_sits_out_the_groups_and_coverage_
     assert not [w for w in why if w.startswith("group load on host cable") and "node0006" not in w]
 
 
+def test_the_ports_below_a_cable_are_its_host_or_every_host_port_under_its_lower_switch():
+    from fabricdoc.sweep import _ports_below
+
+    fab = fat_tree_3(4)
+    core = next(k for k in fab.links if {k.a.node, k.b.node} == {"agg-p02-02", "core0003"})
+    pod2 = {p for p in fab.host_ports() if fab.peer(p).node.startswith("edge-p02")}
+    assert len(pod2) == 4 and _ports_below(fab, core) == pod2
+    host = fab.host_ports()[5]
+    assert _ports_below(fab, fab.link_at(host).key) == {host}
+    ro = rail_optimized(units=2, hosts_per_unit=4, rails=4, spines=4)
+    up = next(k for k in ro.links if ro.nodes[k.a.node].kind == ro.nodes[k.b.node].kind == "switch")
+    leaf = min((up.a, up.b), key=lambda p: ro.levels()[p.node]).node
+    assert _ports_below(ro, up) == {p for p in ro.host_ports() if ro.peer(p).node == leaf}  # one rail's ports
+
+
 def test_three_parts_explaining_the_same_tests_alike_are_suspects_not_a_named_fault():
     """16 leaves x 8 hosts, leaf06's uplink to spine06 collapsing above 2 flows (bench_groups, seed 8): a
     transient derailed the chase, and only spine06's own probe and the full load showed it. Three cable
