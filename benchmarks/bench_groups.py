@@ -19,8 +19,15 @@
    and a switch there that throttles (forwards its cable count of flows' worth of line rate at most). Also
    how many located faults were named as what happened (incast_collapse, load_collapse, switch_throttle).
 
+5. Faults the other sections do not inject, on section 4's shapes: two collapsing switch cables at once,
+   a collapsing cable beside a host cable at 0.4x (which the pair rounds name), an incast into a switch
+   port (into a leaf or a spine, either end of a switch cable; a direction no route uses is not run) and a
+   cable that collapses above 4 flows:
+   recall per injected part, precision, and the injected parts neither named nor behind a failing group
+   test the report leaves unexplained (silent).
+
 Prints figures, asserts nothing. Usage: python benchmarks/bench_groups.py [--sizes small|full] [--seeds N]
-[--shapes-only] [--group-test alltoall|all_reduce|fan] (section 4's screening collective)
+[--shapes-only] [--mixed-only] [--group-test alltoall|all_reduce|fan] (section 4's screening collective)
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ from fabricdoc.bandwidth.isolate import isolate
 from fabricdoc.bandwidth.simulated import SimMeasure
 from fabricdoc.fabric.faults import Fault
 from fabricdoc.fabric.generators import fat_tree_2, fat_tree_3, rail_optimized
+from fabricdoc.model.groups import channel_load, routed_flows
 from fabricdoc.model.records import LinkKey, Observations
 from fabricdoc.sources.sim.simulator import Simulator
 from fabricdoc.sweep import group_expectation, measure_and_retest
@@ -138,12 +146,17 @@ def main() -> None:
     ap.add_argument("--sizes", choices=sorted(SIZES), default="full")
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--shapes-only", action="store_true", help="run section 4 (other fabric shapes) alone")
+    ap.add_argument("--mixed-only", action="store_true", help="run section 5 (two faults at once, beside a "
+                    "slow host cable, incast into a switch, collapse above 4 flows) alone")
     ap.add_argument("--group-test", choices=("alltoall", "all_reduce", "fan"), default="alltoall",
                     help="section 4's screening collective, as sweep --group-test (default alltoall)")
     args = ap.parse_args()
     sizes = SIZES[args.sizes]
     if args.shapes_only:
         shapes(min(args.seeds, 5), args.group_test)
+        return
+    if args.mixed_only:
+        mixed(args.seeds, args.group_test)  # alone, every seed asked for (in the full run at most 5, as section 4)
         return
 
     print("1. group testing: tests and rounds against hosts N and bad hosts d "
@@ -215,6 +228,69 @@ def main() -> None:
         print(f"{kind:>22} {np.mean([r[0] for r in rows]):12.2f} {np.mean([r[1] for r in rows]):12.2f}")
 
     shapes(min(args.seeds, 5), args.group_test)
+    mixed(min(args.seeds, 5), args.group_test)
+
+
+def mixed_faults(kind: str, fabric, rng) -> tuple[list[Fault], list[LinkKey]]:
+    """Section 5's faults of ``kind`` and the cables they sit on."""
+    ups, hosts = _uplinks(fabric), fabric.host_ports()
+    key = ups[int(rng.integers(len(ups)))]
+    if kind == "two_collapse":
+        other = ups[int(rng.choice([i for i in range(len(ups)) if ups[i] != key]))]
+        return [Fault("load_collapse", port=key.a, flows=2), Fault("load_collapse", port=other.a, flows=2)], [key, other]
+    if kind == "collapse+slow":
+        host = hosts[int(rng.integers(len(hosts)))]
+        return ([Fault("load_collapse", port=key.a, flows=2), Fault("slow", port=host, factor=0.4)],
+                [key, fabric.link_at(host).key])
+    if kind == "incast_switch":
+        into = key.a if rng.random() < 0.5 else key.b
+        if (key, 0 if into == key.b else 1) not in channel_load(routed_flows(fabric, tuple(hosts), "alltoall") or []):
+            return [], []  # a direction no route uses (a parallel cable's): no job's traffic could show it
+        return [Fault("incast_pfc", port=into, flows=2)], [key]
+    return [Fault("load_collapse", port=key.a, flows=4)], [key]  # collapse_above_4
+
+
+def mixed(seeds: int, group_test: str = "alltoall") -> None:
+    """Section 5: the faults of :func:`mixed_faults` on section 4's shapes."""
+    print(f"\n5. two faults at once, beside a slow host cable, incast into a switch port, collapse above 4 "
+          f"flows ({seeds} seeds each; groups ({group_test}) and the full-load round): recall per injected part, "
+          "precision; silent: parts neither named nor behind a failing group test left unexplained")
+    print(f"{'fabric':>22} {'faults':>17} {'recall':>7} {'precision':>9} {'fail':>5} {'silent':>6} {'tests':>6} "
+          f"{'rounds':>6} {'capped':>6}")
+    totals = defaultdict(lambda: [0, 0, 0, 0, 0])  # parts named, parts, findings naming one, findings, silent
+    for label, make in SHAPES.items():
+        fabric = make()
+        for kind in ("two_collapse", "collapse+slow", "incast_switch", "collapse_above_4"):
+            hit = parts = named = total = fails = silent = capped = unused = 0
+            tests, rounds = [], []
+            for seed in range(seeds):
+                faults, keys = mixed_faults(kind, fabric, np.random.default_rng(3000 + seed))
+                if not faults:
+                    unused += 1
+                    continue
+                found, obs = sweep(fabric, faults, seed, groups=True, group_test=group_test)
+                blaming = [f for f in found.findings if f.severity != "info"]
+                total += len(blaming)
+                named += sum(1 for f in blaming if any(names(f, fabric, k) for k in keys))
+                tests.append(found.planned_tests + len(obs.groups))
+                rounds.append(found.rounds)
+                capped += bool(found.isolation_left)
+                for k in keys:
+                    good = [f for f in blaming if names(f, fabric, k)]
+                    parts += 1
+                    hit += bool(good)
+                    fails += any(str(f.severity) in ("error", "critical") for f in good)
+                    silent += not good and not found.groups_unexplained and not found.isolation_left
+            for key in (kind, "all"):
+                t = totals[key]
+                for i, v in enumerate((hit, parts, named, total, silent)):
+                    t[i] += v
+            print(f"{label:>22} {kind:>17} {hit / max(parts, 1):7.2f} {(named / total if total else float('nan')):9.2f} "
+                  f"{fails:>5} {silent:>6} {np.mean(tests):6.1f} {np.mean(rounds):6.1f} {capped:>6}"
+                  + (f"  ({unused} seeds drew a direction no route uses: not run)" if unused else ""))
+    for key, (hit, parts, named, total, silent) in totals.items():
+        print(f"{'all shapes':>22} {key:>17} {hit / max(parts, 1):7.2f} {(named / total if total else float('nan')):9.2f} "
+              f"{'':>5} {silent:>6}")
 
 
 def shapes(seeds: int, group_test: str = "alltoall") -> None:

@@ -79,6 +79,14 @@ def test_bench_groups_shapes_run_with_the_fan_screening_and_healthy_fabrics_stay
     assert len(healthy) == 6 and all(line.rstrip().endswith("false positives: 0") for line in healthy)
 
 
+def test_bench_groups_mixed_faults_run_and_print_recall_precision_and_silent_parts():
+    out = run_bench("bench_groups.py", "--mixed-only", "--seeds", "1")
+    assert "5. two faults at once" in out
+    totals = {line.split()[2]: line.split()[3:] for line in out.splitlines() if line.strip().startswith("all shapes")}
+    assert set(totals) == {"two_collapse", "collapse+slow", "incast_switch", "collapse_above_4", "all"}
+    assert all(0.0 <= float(v[0]) <= 1.0 for v in totals.values())
+
+
 def test_bench_analyze_noise_runs_quick_on_the_64_hca_capture_and_prints_its_tables(tmp_path):
     import json
 
