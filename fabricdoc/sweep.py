@@ -236,7 +236,7 @@ def _without_named(fabric: Fabric, groups: list[GroupResult], judged: TestJudgem
                    before: Mapping[LinkKey, float | None]) -> list[list[GroupTest]]:
     """The failing screening and full-load tests through cables named since ``before`` (not switches: the
     hosts below a spine are all of them), each without the host ports below those cables and not run that
-    way yet: one round of them, the largest first, no host in two. (fan screens keep their senders first:
+    way yet: one round of them, the largest (alltoall) first, no host in two. (fan screens keep their senders first:
     not re-run.)"""
     named = list(blamed_figures(fabric, [f for f in findings if f.kind != "switch"]))
     new = {k for k in named if k not in before}
@@ -261,10 +261,11 @@ def _without_named(fabric: Fabric, groups: list[GroupResult], judged: TestJudgem
         label = g.label.split(_WITHOUT)[0] + _WITHOUT + ", ".join(
             f"{fabric.label(k.a.node)}[{k.a.port}] -- {fabric.label(k.b.node)}[{k.b.port}]" for k in crossed)
         tests.append(GroupTest(members, g.test, g.phase, label))
-    # One round, the largest first (the full-load alltoall loads every level hardest): a second fault is
-    # as likely anywhere, and each round more costs every sweep with a load-only fault.
+    # One round, the largest first and alltoall before a ring of the same hosts (it loads every level
+    # hardest; a ring puts one flow on each cable): a second fault is as likely anywhere, and each round
+    # more costs every sweep with a load-only fault.
     round_: list[GroupTest] = []
-    for t in sorted(tests, key=lambda t: -len(t.members)):
+    for t in sorted(tests, key=lambda t: (-len(t.members), t.test != "alltoall")):
         if not any(set(t.nodes) & set(o.nodes) for o in round_):
             round_.append(t)
     return [round_] if round_ else []

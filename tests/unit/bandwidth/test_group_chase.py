@@ -141,6 +141,25 @@ def test_a_second_collapsing_uplink_the_first_ones_failing_tests_also_crossed_is
     assert again and all(not leaf03 & set(g.members) for g in again)
 
 
+def test_the_tests_run_again_without_a_named_cables_hosts_put_the_alltoall_before_a_ring_of_the_same_hosts():
+    """8 leaves x 8, leaf03's and leaf07's uplinks collapsing above 2 flows, seed 9: a transient failed the
+    full-load ring too. Both full-load tests run again without leaf03's hosts are 56 hosts; the ring was
+    picked for the one round, passed (one flow per cable), and leaf07's uplink went unnamed. The alltoall
+    goes first."""
+    fabric = fat_tree_2(leaves=8, spines=4, hosts_per_leaf=8)
+    bad = [PortRef("leaf03", 9), PortRef("leaf07", 11)]
+    sim = Simulator(fabric, [Fault("load_collapse", port=p, flows=2) for p in bad], seed=9)
+    obs = Observations()
+    found = measure_and_retest(sim.truth, obs, SimMeasure(sim), Options(), groups=True, full_load=True)
+    assert any(g.phase == "full_load" and g.test == "all_reduce" and found.judged.group_failed(j, g)
+               for j, g in enumerate(obs.groups))  # the case: the ring failed too
+    named = {fabric.link_at(PortRef(f.node_ids[0], f.endpoints[0][1])).key for f in found.findings
+             if f.severity != "info"}
+    assert named == {fabric.link_at(p).key for p in bad}, named
+    again = [g for g in obs.groups if "without the hosts below leaf03" in g.label]
+    assert again[0].test == "alltoall" and len(again[0].members) == 56
+
+
 @pytest.mark.parametrize(("leaf", "spine"), [("leaf03", "spine02"), ("leaf04", "spine03"), ("leaf03", "spine04")])
 def test_a_collapsed_uplink_is_named_not_the_host_cable_its_flows_fan_into(leaf, spine):
     """A fan into one host through a collapsed uplink fails at the host's cable as well; tests that passed
