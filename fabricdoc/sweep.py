@@ -217,9 +217,10 @@ def measure_and_retest(
             if not again:
                 break
             blamed = blamed_figures(fabric, findings)
+            ran = len(obs.groups)  # progress goes on from the group tests already run
             done = isolate(fabric, make(obs.groups), again, judge=judge, first_round=rounds,
                            expect=group_expectation, explained=blamed,
-                           progress=lambda n, known: progress("groups", n, known),
+                           progress=lambda n, known, ran=ran: progress("groups", ran + n, ran + known),
                            carried=_carried_hosts(obs.pairs, judged), before=_passing_rounds(obs.groups, judged))
             rounds += done.rounds
             isolation_left += done.unfinished

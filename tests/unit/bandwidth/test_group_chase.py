@@ -141,6 +141,19 @@ def test_a_second_collapsing_uplink_the_first_ones_failing_tests_also_crossed_is
     assert again and all(not leaf03 & set(g.members) for g in again)
 
 
+def test_group_progress_goes_on_counting_through_the_tests_run_again_without_a_named_cables_hosts():
+    fabric = fat_tree_2(leaves=7, spines=4, hosts_per_leaf=4)
+    sim = Simulator(fabric, [Fault("load_collapse", port=p, flows=2) for p in (PortRef("leaf07", 6), PortRef("leaf03", 5))],
+                    seed=1)
+    seen: list[tuple[int, int]] = []
+    obs = Observations()
+    measure_and_retest(sim.truth, obs, SimMeasure(sim), Options(), groups=True, full_load=True,
+                       progress=lambda stage, done, known: seen.append((done, known)) if stage == "groups" else None)
+    assert any("without the hosts below" in g.label for g in obs.groups)
+    done = [d for d, _ in seen]
+    assert done == sorted(done) and done[-1] == len(obs.groups) and all(d <= k for d, k in seen)
+
+
 def test_the_tests_run_again_without_a_named_cables_hosts_put_the_alltoall_before_a_ring_of_the_same_hosts():
     """8 leaves x 8, leaf03's and leaf07's uplinks collapsing above 2 flows, seed 9: a transient failed the
     full-load ring too. Both full-load tests run again without leaf03's hosts are 56 hosts; the ring was
