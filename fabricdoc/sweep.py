@@ -243,7 +243,7 @@ def _without_named(fabric: Fabric, groups: list[GroupResult], judged: TestJudgem
     new = {k for k in named if k not in before}
     if not new:
         return []
-    below = {k: _ports_below(fabric, k) for k in named}
+    below = {k: set(fabric.ports_below_cable(k)) for k in named}
     ran = {(g.members, g.test) for g in groups}
     tests: list[GroupTest] = []
     for j, g in enumerate(groups):
@@ -270,28 +270,6 @@ def _without_named(fabric: Fabric, groups: list[GroupResult], judged: TestJudgem
         if not any(set(t.nodes) & set(o.nodes) for o in round_):
             round_.append(t)
     return [round_] if round_ else []
-
-
-def _ports_below(fabric: Fabric, key: LinkKey) -> set[PortRef]:
-    """The host ports below cable ``key``: its host's, or every host port under its lower switch (the ports
-    whose flows up or down cross it come from there)."""
-    levels = fabric.levels()
-    low = min((key.a, key.b), key=lambda p: levels.get(p.node, 0))
-    if fabric.nodes[low.node].kind == "host":
-        return {low}
-    out: set[PortRef] = set()
-    todo, seen = [low.node], {low.node}
-    while todo:
-        node = todo.pop()
-        for link in fabric.node_links(node):
-            here = link.key.a if link.key.a.node == node else link.key.b
-            there = link.key.other(here)
-            if fabric.nodes[there.node].kind == "host":
-                out.add(there)
-            elif levels.get(there.node, 0) < levels.get(node, 0) and there.node not in seen:
-                seen.add(there.node)
-                todo.append(there.node)
-    return out
 
 
 def _passing_rounds(groups: list[GroupResult], judged: TestJudgement) -> list[list[tuple[GroupTest, GroupResult]]]:

@@ -55,21 +55,9 @@ class PlanBuilder:
         self._below: dict[str, list[PortRef]] = {}
 
     def below(self, switch: str) -> list[PortRef]:
-        """Host ports reachable from ``switch`` by going only down (toward hosts)."""
-        got = self._below.get(switch)
-        if got is None:
-            mine = self.level.get(switch, 0)
-            if mine <= 1:
-                got = list(self.under_switch.get(switch, ()))
-            else:
-                seen: dict[PortRef, None] = {}
-                for link in self.f.node_links(switch):
-                    other = link.key.b if link.key.a.node == switch else link.key.a
-                    if link.state == "up" and self.level.get(other.node, 0) == mine - 1:
-                        seen.update(dict.fromkeys(self.below(other.node)))
-                got = list(seen)
-            self._below[switch] = got
-        return got
+        """Host ports reachable from ``switch`` by going only down (toward hosts): :meth:`Fabric.ports_below`,
+        remembered for this plan."""
+        return self.f.ports_below(switch, self._below)
 
     # -- primitives ---------------------------------------------------------
     def edges(self, test: Test) -> list[Channel] | None:
@@ -129,15 +117,8 @@ class PlanBuilder:
     # -- searches -----------------------------------------------------------
     def through(self, link: LinkKey, tries: int) -> Iterator[Test]:
         """Candidate tests whose path loads ``link``, found by probing near its ends."""
-        near: list[PortRef] = []
-        ends = [e for e in (link.a, link.b) if e.node in self.f.nodes]
-        hosts = [e for e in ends if self.f.nodes[e.node].kind == "host"]
-        if hosts:
-            near = hosts
-        elif ends:
-            # A cable between switches carries traffic of the hosts below its lower end.
-            lower = min(ends, key=lambda e: self.level.get(e.node, 0))
-            near = self.below(lower.node)
+        # A cable between switches carries traffic of the hosts below its lower end.
+        near = self.f.ports_below_cable(link, self._below)
         if not near:
             near = self.ports
         for _ in range(tries):

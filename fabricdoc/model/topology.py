@@ -177,6 +177,38 @@ class Fabric:
             raise KeyError(node_id)
         return [self.links[k] for _, k in self._cabled_ports().get(node_id, ())]
 
+    def ports_below(self, switch: str, memo: dict[str, list[PortRef]] | None = None) -> list[PortRef]:
+        """Host ports reachable from ``switch`` by going only down (toward hosts): a leaf's own (in
+        :meth:`host_ports` order), above it those of the switches one level down over cables that are up.
+        ``memo`` keeps each switch's answer across calls (a planner asks about many)."""
+        memo = {} if memo is None else memo
+        got = memo.get(switch)
+        if got is None:
+            levels = self.levels()
+            mine = levels.get(switch, 0)
+            if mine <= 1:
+                got = sorted(k.other(p) for p, k in self._cabled_ports().get(switch, ())
+                             if self.nodes[k.other(p).node].kind == "host")
+            else:
+                seen: dict[PortRef, None] = {}
+                for link in self.node_links(switch):
+                    other = link.key.b if link.key.a.node == switch else link.key.a
+                    if link.state == "up" and levels.get(other.node, 0) == mine - 1:
+                        seen.update(dict.fromkeys(self.ports_below(other.node, memo)))
+                got = list(seen)
+            memo[switch] = got
+        return got
+
+    def ports_below_cable(self, key: LinkKey, memo: dict[str, list[PortRef]] | None = None) -> list[PortRef]:
+        """The host ports a cable carries the traffic of from below: its host end's, or, between switches,
+        every host port below its lower end (:meth:`ports_below`)."""
+        ends = [e for e in (key.a, key.b) if e.node in self.nodes]
+        hosts = [e for e in ends if self.nodes[e.node].kind == "host"]
+        if hosts or not ends:
+            return hosts
+        levels = self.levels()
+        return self.ports_below(min(ends, key=lambda e: levels.get(e.node, 0)).node, memo)
+
     def _cabled_ports(self) -> dict[str, list[tuple[PortRef, LinkKey]]]:
         """Node id -> its cabled ports and their cables in port order, built once per cabling."""
         if self._node_index is None:

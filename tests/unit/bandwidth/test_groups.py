@@ -845,7 +845,8 @@ def test_a_host_behind_a_cable_the_pairs_named_sits_out_the_groups_and_coverage_
 
 
 def test_the_ports_below_a_cable_are_its_host_or_every_host_port_under_its_lower_switch():
-    from fabricdoc.sweep import _ports_below
+    def _ports_below(fabric, key):
+        return set(fabric.ports_below_cable(key))
 
     fab = fat_tree_3(4)
     core = next(k for k in fab.links if {k.a.node, k.b.node} == {"agg-p02-02", "core0003"})
