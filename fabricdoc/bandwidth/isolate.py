@@ -205,9 +205,15 @@ def isolate(
             return any(explains(blamed[k], got, judge.slow_ratio) for k in crossed)
 
         judge.excuse(excused)
-    state = _State(fabric, judge)
-    for earlier in before:
-        state.saw([t for t, _ in earlier], [r for _, r in earlier])
+
+    def primed() -> _State:
+        """A fresh state that has seen the rounds of ``before``."""
+        fresh = _State(fabric, judge)
+        for earlier in before:
+            fresh.saw([t for t, _ in earlier], [r for _, r in earlier])
+        return fresh
+
+    state = primed()
     out = Isolation(judge=judge)
     cleared = set(carried)
 
@@ -258,9 +264,7 @@ def isolate(
         # is known: which failed, and which hosts and loads passed (a screen judged before the reference
         # ran may have passed against a figure its own failing round set).
         failing = [t for tests, results in seen for t, r in zip(tests, results, strict=True) if judge.failed(r)]
-        state = _State(fabric, judge)
-        for earlier in before:
-            state.saw([t for t, _ in earlier], [r for _, r in earlier])
+        state = primed()
         for tests, results in seen:
             state.saw(tests, results)
     cap = out.rounds + max_rounds
