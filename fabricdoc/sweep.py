@@ -266,8 +266,10 @@ def _without_named(fabric: Fabric, groups: list[GroupResult], judged: TestJudgem
     # hardest; a ring puts one flow on each cable): a second fault is as likely anywhere, and each round
     # more costs every sweep with a load-only fault.
     round_: list[GroupTest] = []
+    used: set[str] = set()  # hosts of the tests taken (as isolation's rounds hold each host once)
     for t in sorted(tests, key=lambda t: (-len(t.members), t.test != "alltoall")):
-        if not any(set(t.nodes) & set(o.nodes) for o in round_):
+        if not used & t.nodes:
+            used |= t.nodes
             round_.append(t)
     return [round_] if round_ else []
 
