@@ -61,11 +61,18 @@ def _start(lab, tmp_path) -> tuple[subprocess.Popen[str], Path, Path]:
     return proc, journal, out
 
 
+def _cmdline(pid: int) -> bytes:
+    """A process's command line; empty once it has exited (it may between listing and reading)."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
 def _tests_in_flight(proc, journal: Path) -> set[int]:
     """Wait until a test has finished (a journal line) while others run; return the running tests."""
     wait_for(lambda: journal.exists() and len(journal.read_text().splitlines()) >= 2, 240, "a finished test")
-    return wait_for(lambda: {p for p in _descendants(proc.pid)
-                             if b"bwtest" in Path(f"/proc/{p}/cmdline").read_bytes()}, 60, "tests in flight")
+    return wait_for(lambda: {p for p in _descendants(proc.pid) if b"bwtest" in _cmdline(p)}, 60, "tests in flight")
 
 
 def test_ctrl_c_mid_sweep_exits_130_writes_the_partial_report_and_ends_every_test(lab, tmp_path):
