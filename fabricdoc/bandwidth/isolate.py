@@ -100,6 +100,9 @@ class _State:
         self.whole: set[GroupTest] = set()  # failing halves narrowed once already: split into both halves now
         self.skipped: dict[GroupTest, tuple[PortRef, ...]] = {}  # halves narrowing did not run, by the chase's group
         self.named: set[str] = set()  # switches whose own probe failed twice
+        # failing switch probes a probe of the same switch by other cables cleared it of: chased as any failing
+        # one-way load (:func:`_bisect_switches`)
+        self.unswitched: list[GroupTest] = []
         self.parent: dict[GroupTest, tuple[GroupTest, tuple[PortRef, ...], tuple[PortRef, ...]]] = {}  # failing pair -> the group it was split from, and that group's halves
         self.kept: dict[GroupTest, tuple[PortRef, ...]] = {}  # failing substitution probe -> the suspects it kept
         self.ports: set[PortRef] = set()  # host ports probed one way each (:func:`_host_port`)
@@ -300,6 +303,14 @@ def isolate(
         while chases and more():
             advance()
 
+    def probe_switches(avoid: Collection[LinkKey] = (), among: Collection[str] | None = None) -> bool:
+        """:func:`_bisect_switches`, then a chase of each failing switch probe a probe of its switch by other
+        cables passed beside (its cables, not the switch, failed it); they run in :func:`drive`."""
+        cleared = _bisect_switches(state, run, more, avoid, among)
+        unswitched, state.unswitched = state.unswitched, []
+        start(unswitched)
+        return cleared
+
     def passed_again(t: GroupTest | GroupResult) -> bool:
         """Whether the same hosts ran ``t``'s test again and passed: its failure was a transient's."""
         return any(r.members == t.members and r.test == t.test and r.status == "ok" and not judge.failed(r)
@@ -345,7 +356,7 @@ def isolate(
                     # This chase's probes failed and none pointed at a part: a load together (a switch)
                     # showed it. Probe the switches now, before the other chases spend the rounds left.
                     switches_probed = True
-                    _bisect_switches(state, run, more)
+                    probe_switches()
                     end_named()
                 elif (not stop.value and not switches_probed and not early_probed and root.phase == "screen"
                       and root not in state.few_failed and not _pointed(probed, judge)):
@@ -357,7 +368,7 @@ def isolate(
                     # Weighed once: building the probes is the cost.
                     early_probed = True
                     if _probes_reach(state, root):
-                        _bisect_switches(state, run, more)
+                        probe_switches()
                         switches_probed = bool(state.named)
                     end_named()
                 elif not stop.value and (hit := switches_pointed(probed)) is not None:
@@ -366,7 +377,7 @@ def isolate(
                     # switches now, by other cables, rather than chase the same switch again.
                     over, crossed = hit
                     if any(_loads(fabric, roots[id(c)])[1].keys() & crossed for c in chases):
-                        _bisect_switches(state, run, more, over, crossed)
+                        probe_switches(over, crossed)
                         end_named()
                 start(stop.value or [])
 
@@ -395,15 +406,17 @@ def isolate(
     at_switch = [(chans, sws) for chans, sws in fans if sws.keys() & suspects]
     if chase and out.failing and (not pointed or sum(1 for g in out.failing if g.phase in CHASED) <= TRANSIENTS):
         if not switches_probed:
-            _bisect_switches(state, run, more)
+            probe_switches()
+            drive()
     elif chase and at_switch and len(at_switch) == len(pointed):
         # The suspect switches those loads crossed, each by cables other than the ones they point at; when
         # they are cleared and failing tests those cables do not explain remain, every suspect switch.
         over = {c for chans, _ in at_switch for c, n in chans.items() if n > state.passing_load[c]}
         crossed = {sw for _, sws in at_switch for sw in sws} & suspects
-        if (_bisect_switches(state, run, more, {c[0] for c in over}, crossed)
+        if (probe_switches({c[0] for c in over}, crossed)
                 and any(not passed_again(g) and not _loads(state.fabric, g)[0].keys() & over for g in out.failing)):
-            _bisect_switches(state, run, more)
+            probe_switches()
+        drive()
     # Hosts a failing confirmation with a known-good one named (and that did not pass again) explain the
     # tests they were in.
     hosts = {p for g in out.failing if g.phase == "confirm" and len(g.members) == 2 and not passed_again(g)
@@ -522,16 +535,44 @@ def _bisect_switches(state: _State, run: Callable[[list[GroupTest]], list[GroupR
             return False  # could not test: no evidence either way
         failed = [t for t, r in zip(tests, results, strict=True) if state.judge.failed(r)]
         if failed and more():
-            # Run once more what failed: a transient slowdown (a neighbour's burst) passes the second time.
-            again = run([_again(t, t.phase) for t in failed])
-            failed = [t for t, r in zip(failed, again, strict=True) if state.judge.failed(r)]
+            failed = _probe_again(state, run, more, [sw for sw, t in zip(batch, tests, strict=True) if t in failed],
+                                  failed, suspects, cleared, crossed, avoid)
         if failed:
             # Each probe crossed no other suspect switch: a failing one names its own.
             state.named.update(sw for sw, t in zip(batch, tests, strict=True) if t in failed)
             return False
+        if state.unswitched:
+            return False
         cleared.update(batch)
         cands = [c for c in cands if c not in batch and state.failing_switch(c) > state.passing_switch[c]]
     return not cands
+
+
+def _probe_again(state: _State, run: Callable[[list[GroupTest]], list[GroupResult]], more: Callable[[], bool],
+                 sws: list[str], failed: list[GroupTest], suspects: list[str], cleared: Collection[str],
+                 crossed: Crossings, avoid: Collection[LinkKey]) -> list[GroupTest]:
+    """Failing probes ``failed`` of switches ``sws``, probed once more; returns those whose switch failed twice.
+    Where the hosts allow, the second probes cross none of the cables the first ones loaded beyond what passed
+    (a cable that collapses under a probe's flows fails it as much as its switch would): one that fails too
+    names its switch; where one passes, its first probe runs once more, and failing again (not a transient) it
+    is left to be chased as a failing one-way load (``state.unswitched``). Where no such probes exist, the
+    same probes run again."""
+    over = {c[0] for t in failed for c, n in _loads(state.fabric, t)[0].items() if n > state.passing_load[c]}
+    other = switch_probes(state.fabric, state.good, sws, crossed, floor=state.passing_switch,
+                          want={sw: max(state.failing_switch(sw), state.passing_switch[sw] + 1) for sw in sws},
+                          limit={c: state.passing_switch[c] for c in suspects if c not in sws and c not in cleared},
+                          avoid={*avoid, *over})
+    if other is None:
+        # Run once more what failed: a transient slowdown (a neighbour's burst) passes the second time.
+        again = run([_again(t, t.phase) for t in failed])
+        return [t for t, r in zip(failed, again, strict=True) if state.judge.failed(r)]
+    got = run([GroupTest(t.members, t.test, t.phase, f"{t.label}, by other cables") for t in other])
+    named = [t for t, r in zip(failed, got, strict=True) if state.judge.failed(r)]
+    rest = [t for t in failed if t not in named]
+    if rest and more():
+        again = run([_again(t, t.phase) for t in rest])
+        state.unswitched += [t for t, r in zip(rest, again, strict=True) if state.judge.failed(r)]
+    return named
 
 
 def _switch_batch(state: _State, cands: list[str], suspects: list[str], cleared: Collection[str],

@@ -190,8 +190,8 @@ def test_a_collapsed_uplink_is_named_not_the_host_cable_its_flows_fan_into(leaf,
 def test_a_spine_that_collapses_only_under_a_whole_rounds_load_is_found_by_a_probe_through_each_spine(spine):
     """Every screening group alone passes through the spine; only a round of them together collapses it,
     and every spine carried that round alike. Isolation probes every spine in one round, each with its own
-    one-way fan that crosses no other spine, and only the collapsing spine's fails, and fails again run once
-    more (a transient slowdown would not)."""
+    one-way fan that crosses no other spine, and only the collapsing spine's fails, and a probe of it by the
+    cables the first one did not overload fails too (a transient slowdown or a cable of the first would not)."""
     fabric = fat_tree_2(leaves=16, spines=8, hosts_per_leaf=8)
     sim = Simulator(fabric, [Fault("switch_collapse", switch=spine, flows=32)], seed=0)
     obs = Observations()
@@ -203,7 +203,7 @@ def test_a_spine_that_collapses_only_under_a_whole_rounds_load_is_found_by_a_pro
     first = [g for g in probes if g.round == probes[0].round]
     assert len(first) == 8  # one round: a fan through each spine
     assert [g.label for g in probes if found.judged.group_failed(obs.groups.index(g), g)] == [
-        f"one-way load through {spine}", f"one-way load through {spine}, again"]
+        f"one-way load through {spine}", f"one-way load through {spine}, by other cables"]
 
 
 class _OneSlowProbe(SimMeasure):
@@ -376,6 +376,22 @@ def test_a_chase_ending_on_a_throttling_spines_egress_probes_that_spine_before_o
     named = [(f.kind, f.node_ids, str(f.severity)) for f in found.findings if f.severity != "info"]
     assert named == [("switch", [spine], "error")], named
     assert found.isolation_left == 0
+
+
+def test_a_switch_probe_failed_by_a_collapsing_cable_of_its_switch_is_probed_by_other_cables_and_the_cable_chased():
+    """3L k=6, an agg -> edge cable that collapses above 4 flows. The probe through that agg crossed it and
+    failed twice; the cable was then named at warning only (confidence 0.48). A probe of the agg by cables
+    its failing probe did not overload passes; the failing probe is then chased as a one-way load, down to
+    the cable, named at error."""
+    fabric = fat_tree_3(6)
+    bad = next(k for k in fabric.links if {k.a.node, k.b.node} == {"agg-p05-02", "edge-p05-02"})
+    sim = Simulator(fabric, [Fault("load_collapse", port=bad.a, flows=4)], seed=8)
+    obs = Observations()
+    found = measure_and_retest(sim.truth, obs, SimMeasure(sim), Options(), groups=True, full_load=True)
+    other = [(j, g) for j, g in enumerate(obs.groups) if g.label == "one-way load through agg-p05-02, by other cables"]
+    assert other and not any(found.judged.group_failed(j, g) for j, g in other), [g.label for g in obs.groups]
+    named = [(f.kind, f.node_ids, str(f.severity)) for f in found.findings if f.severity != "info"]
+    assert named == [("link", sorted([bad.a.node, bad.b.node]), "error")], named
 
 
 def test_a_switch_probe_slowed_once_by_a_transient_is_run_again_and_clears_its_switch():
