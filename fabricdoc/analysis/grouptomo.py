@@ -9,13 +9,15 @@ than any passing test ever did (or than the same hosts' same test did when it
 passed run again: the first failure was then a transient's), and no passing test at as much load
 moved more through a cable direction than the failing test can have (:class:`_Moved`). The fewest such
 parts that explain every failing group test are named (greedy set cover; one
-part already named (a cable's other direction) before a new one; one that more of
+part already named (a cable's other direction) before a new one; a cable whose two directions together
+explain more of them (one that collapses fails both ways) before one that explains fewer; one that more of
 them loaded beyond what any passing test carried, filled or not, before one a
 passing test carried as many flows in some of them; one part alone before one of
 several explaining the same tests; a switch whose own probe failed before a cable
 explaining the same tests; else a cable before a switch; what a named cable's other
 direction explains is that cable's, not a new part's); parts that explain
-exactly the same tests are named as equally likely. A group test that could not run is no evidence; a
+exactly the same tests are named as equally likely, unless one cable's two directions together explain
+more than the other's. A group test that could not run is no evidence; a
 failing group already crossing a cable other evidence blamed needs no new part. The fault
 is ``load_collapse`` only when a test crossed the part at a lower load and passed; when
 none did (a job's communicators alone, say) it is ``degraded_bandwidth``. A switch whose
@@ -184,6 +186,11 @@ def from_groups(fabric: Fabric, obs: Observations, judged: TestJudgement,
     # A switch whose own probe failed (isolation's one-way load through it, spread over its egresses) comes
     # before a cable explaining the same tests: that probe was built so no cable is its bottleneck alone.
     probed = {e: _own_probe(fabric, e, tests, c) for e, c in covers.items() if e[0] == "switch"}
+    # What each part explains: a cable both ways (one that collapses fails both ways: its other direction's
+    # failing tests are its too), a switch its own.
+    whole: dict[Hashable, frozenset[int]] = {}
+    for e, c in covers.items():
+        whole[_part(e)] = whole.get(_part(e), frozenset()) | c
     # How many parts explain exactly the same tests: one part alone beats one of many alike.
     alike = Counter(c for _, c in {(_part(e), frozenset(c)) for e, c in covers.items()})
     chosen: list[Hashable] = []
@@ -192,7 +199,7 @@ def from_groups(fabric: Fabric, obs: Observations, judged: TestJudgement,
     while left:
         # Among parts explaining as many tests, one already named (a cable's other direction) adds no part.
         named = {_part(e) for e in chosen}
-        best = max(covers, key=lambda e: (len(covers[e] & left), _part(e) in named,
+        best = max(covers, key=lambda e: (len(covers[e] & left), _part(e) in named, len(whole[_part(e)] & left),
                                           len(beyond.get(e, set()) & left),
                                           -alike[frozenset(covers[e])],
                                           probed.get(e, False), e[0] == "chan", -passing.get(e, 0), str(e)),
@@ -210,8 +217,8 @@ def from_groups(fabric: Fabric, obs: Observations, judged: TestJudgement,
     for e in chosen:
         # Equally likely parts: other cables or switches explaining the same tests (a cable's
         # other direction is the same part).
-        twins = sorted({_part(o): o for o, c in covers.items() if c == covers[e] and _part(o) != _part(e)}.values(),
-                       key=str)
+        twins = sorted({_part(o): o for o, c in covers.items() if c == covers[e] and _part(o) != _part(e)
+                        and not whole[_part(o)] < whole[_part(e)]}.values(), key=str)
         sure = confidence(len(covers[e]), 1 + len(twins), digits=3)
         either_way = e[0] == "chan" and covers.get(("chan", (e[1][0], 1 - e[1][1]))) == covers[e]  # type: ignore[index]
         ev = _evidence(fabric, e, tests, covers[e], passing.get(e, 0), twins, either_way)

@@ -912,6 +912,14 @@ def _bisect_channels(test: GroupTest, state: _State, limit: int, filled: bool = 
             candidates = left
             if len(candidates) == 1:
                 break
+    if len(candidates) > 1:
+        # Still several, loaded only together (a chain into one host, routed by destination): a cable that
+        # collapses fails both ways, so each one's other direction is loaded alone, beyond what passed. The
+        # one whose other direction fails too is the cable (an incast into a port fails one way only).
+        left = yield from _other_ways(test, state, candidates, crossed)
+        if left is None:
+            return
+        candidates = left
     if len(candidates) != 1 and picked is not None and picked[0] in candidates:
         # No probe alone could tell them apart (a small fabric: too few hosts to load one without the
         # other): the direction the failing fan was built for, as the bisection would have ended.
@@ -1090,6 +1098,66 @@ def _alone(test: GroupTest, state: _State, cand: tuple[Channel, list[tuple[PortR
     if len(best) <= state.passing_load.get(chan, 0):
         return None
     return _fan(test, state, best, f"{channel_name(state.fabric, chan)} alone")
+
+
+def _other_ways(test: GroupTest, state: _State, candidates: list[tuple[Channel, list[tuple[PortRef, PortRef]]]],
+                crossed: Crossings
+                ) -> Generator[list[GroupTest], list[GroupResult], list[tuple[Channel, list[tuple[PortRef, PortRef]]]] | None]:
+    """Each candidate's other direction, loaded alone with as many flows as its failing load (beyond what
+    passed; no other candidate loaded either way, :func:`_alone`); a failing one runs once more (a transient
+    passes then). The candidates left: the one whose other direction failed twice, where exactly one did; all
+    of them otherwise; None when a probe could not run."""
+    both = {(c[0], d) for c, _ in candidates for d in (0, 1)}
+    failed = []
+    for cand in candidates:
+        (key, d), edges = cand
+        back = ((key, 1 - d), edges)
+        pairs = _across(state, back[0], both - {back[0]}, len(edges), crossed)
+        if len(pairs) <= state.passing_load.get(back[0], 0):
+            continue
+        probe = _fan(test, state, pairs, f"{channel_name(state.fabric, back[0])} alone, the other way of "
+                     f"{channel_name(state.fabric, cand[0])}")
+        if probe is None:
+            continue
+        results = yield [probe]
+        if results[0].status == "error":
+            return None
+        if state.judge.failed(results[0]):
+            results = yield [_again(probe, probe.phase)]
+            if state.judge.failed(results[0]):
+                failed.append(cand)
+    return failed if len(failed) == 1 else candidates
+
+
+def _across(state: _State, chan: Channel, others: set[Channel], want: int,
+            crossed: Crossings) -> list[tuple[PortRef, PortRef]]:
+    """The flows of the fan among known-good hosts (every sender to every receiver) that crosses ``chan`` with
+    each flow and none of ``others``, with the most flows up to ``want``, and no more flows through any switch
+    than a passing round put through it (a switch that collapses under load must not fail it)."""
+    good = sorted(state.good)
+    reach: dict[PortRef, set[PortRef]] = {}
+    for s in good:
+        for r in good:
+            if s != r and chan in (hops := crossed(s, r)[1]) and not others.intersection(hops):
+                reach.setdefault(s, set()).add(r)
+    best: list[tuple[PortRef, PortRef]] = []
+    for rs in [reach[s] for s in sorted(reach)]:
+        senders = [s for s in sorted(reach) if rs <= reach[s] and s not in rs]
+        receivers = sorted(rs - set(senders))
+        through: Counter[str] = Counter()
+        kept: list[tuple[PortRef, PortRef]] = []
+        for s in senders:
+            flows = [(s, r) for r in receivers]
+            adds: Counter[str] = Counter()
+            for p in flows:
+                adds.update(crossed(*p)[0])
+            if len(kept) >= want or any(through[sw] + n > state.passing_switch[sw] for sw, n in adds.items()):
+                continue
+            kept += flows
+            through.update(adds)
+        if len(kept) > len(best):
+            best = kept
+    return best
 
 
 def _reverse(test: GroupTest, state: _State, chan: Channel, edges: list[tuple[PortRef, PortRef]],

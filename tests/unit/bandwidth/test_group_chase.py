@@ -394,6 +394,24 @@ def test_a_switch_probe_failed_by_a_collapsing_cable_of_its_switch_is_probed_by_
     assert named == [("link", sorted([bad.a.node, bad.b.node]), "error")], named
 
 
+@pytest.mark.parametrize(("seed", "edge"), [(2, "edge-p02-02"), (6, "edge-p01-01")])
+def test_a_collapsing_agg_downlink_is_told_from_the_direction_beside_it_by_its_other_direction(seed, edge):
+    """3L k=4, an agg -> edge cable that collapses above 4 flows. With two hosts per edge, the chase's probes
+    each alone carried at most 4 flows and passed, so the downlink and the direction every flow to it came
+    by stayed alike, and the host cable below was named at error. A cable that collapses fails both ways:
+    the downlink's other direction, loaded alone with as many flows, fails (twice), and the cable is named."""
+    fabric = fat_tree_3(4)
+    agg = "agg-p02-01" if seed == 2 else "agg-p01-01"
+    bad = next(k for k in fabric.links if {k.a.node, k.b.node} == {agg, edge})
+    sim = Simulator(fabric, [Fault("load_collapse", port=bad.a, flows=4)], seed=seed)
+    obs = Observations()
+    found = measure_and_retest(sim.truth, obs, SimMeasure(sim), Options(), groups=True, full_load=True)
+    other = [(j, g) for j, g in enumerate(obs.groups) if f"the other way of {agg}[" in g.label]
+    assert any(found.judged.group_failed(j, g) for j, g in other), [g.label for g in obs.groups]
+    named = [(f.kind, f.node_ids, str(f.severity)) for f in found.findings if f.severity != "info"]
+    assert named == [("link", sorted([bad.a.node, bad.b.node]), "error")], named
+
+
 def test_a_switch_probe_slowed_once_by_a_transient_is_run_again_and_clears_its_switch():
     fabric = fat_tree_2(leaves=16, spines=8, hosts_per_leaf=8)
     sim = Simulator(fabric, [Fault("switch_collapse", switch="spine07", flows=32)], seed=0)
