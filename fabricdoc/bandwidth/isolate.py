@@ -542,7 +542,7 @@ def _bisect_switches(state: _State, run: Callable[[list[GroupTest]], list[GroupR
             state.named.update(sw for sw, t in zip(batch, tests, strict=True) if t in failed)
             return False
         if state.unswitched:
-            return False
+            return False  # a probe whose switch other cables cleared failed again: its cables are chased first
         cleared.update(batch)
         cands = [c for c in cands if c not in batch and state.failing_switch(c) > state.passing_switch[c]]
     return not cands
@@ -1103,10 +1103,10 @@ def _alone(test: GroupTest, state: _State, cand: tuple[Channel, list[tuple[PortR
 def _other_ways(test: GroupTest, state: _State, candidates: list[tuple[Channel, list[tuple[PortRef, PortRef]]]],
                 crossed: Crossings
                 ) -> Generator[list[GroupTest], list[GroupResult], list[tuple[Channel, list[tuple[PortRef, PortRef]]]] | None]:
-    """Each candidate's other direction, loaded alone with as many flows as its failing load (beyond what
-    passed; no other candidate loaded either way, :func:`_alone`); a failing one runs once more (a transient
-    passes then). The candidates left: the one whose other direction failed twice, where exactly one did; all
-    of them otherwise; None when a probe could not run."""
+    """Each candidate's other direction, loaded alone (:func:`_across`: no other candidate either way) with
+    as many flows as its failing load, where that is beyond what passed; a failing one runs once more (a
+    transient passes then). The candidates left: the one whose other direction failed twice, where exactly
+    one did; all of them otherwise; None when a probe could not run."""
     both = {(c[0], d) for c, _ in candidates for d in (0, 1)}
     failed = []
     for cand in candidates:
@@ -1132,8 +1132,9 @@ def _other_ways(test: GroupTest, state: _State, candidates: list[tuple[Channel, 
 def _across(state: _State, chan: Channel, others: set[Channel], want: int,
             crossed: Crossings) -> list[tuple[PortRef, PortRef]]:
     """The flows of the fan among known-good hosts (every sender to every receiver) that crosses ``chan`` with
-    each flow and none of ``others``, with the most flows up to ``want``, and no more flows through any switch
-    than a passing round put through it (a switch that collapses under load must not fail it)."""
+    each flow and none of ``others``, with the most flows (senders added until it carries ``want``), and no
+    more flows through any switch than a passing round put through it (a switch that collapses under load
+    must not fail it)."""
     good = sorted(state.good)
     reach: dict[PortRef, set[PortRef]] = {}
     for s in good:
@@ -1143,7 +1144,7 @@ def _across(state: _State, chan: Channel, others: set[Channel], want: int,
     best: list[tuple[PortRef, PortRef]] = []
     for rs in [reach[s] for s in sorted(reach)]:
         senders = [s for s in sorted(reach) if rs <= reach[s] and s not in rs]
-        receivers = sorted(rs - set(senders))
+        receivers = sorted(rs)
         through: Counter[str] = Counter()
         kept: list[tuple[PortRef, PortRef]] = []
         for s in senders:
