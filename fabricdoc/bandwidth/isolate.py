@@ -558,10 +558,7 @@ def _probe_again(state: _State, run: Callable[[list[GroupTest]], list[GroupResul
     is left to be chased as a failing one-way load (``state.unswitched``). Where no such probes exist, the
     same probes run again."""
     over = {c[0] for t in failed for c, n in _loads(state.fabric, t)[0].items() if n > state.passing_load[c]}
-    other = switch_probes(state.fabric, state.good, sws, crossed, floor=state.passing_switch,
-                          want={sw: max(state.failing_switch(sw), state.passing_switch[sw] + 1) for sw in sws},
-                          limit={c: state.passing_switch[c] for c in suspects if c not in sws and c not in cleared},
-                          avoid={*avoid, *over})
+    other = _probes_of(state, sws, suspects, cleared, crossed, {*avoid, *over})
     if other is None:
         # Run once more what failed: a transient slowdown (a neighbour's burst) passes the second time.
         again = run([_again(t, t.phase) for t in failed])
@@ -575,6 +572,17 @@ def _probe_again(state: _State, run: Callable[[list[GroupTest]], list[GroupResul
     return named
 
 
+def _probes_of(state: _State, load: list[str], suspects: list[str], cleared: Collection[str], crossed: Crossings,
+               avoid: Collection[LinkKey]) -> list[GroupTest] | None:
+    """One probe per switch of ``load`` (:func:`~fabricdoc.bandwidth.switch_probes.switch_probes`): each loads
+    its switch beyond what passed (up to its failing rounds' load), every other suspect not ``cleared`` no
+    harder than a passing test did, crossing no cable of ``avoid``; None when a switch gets none."""
+    return switch_probes(state.fabric, state.good, load, crossed, floor=state.passing_switch,
+                         want={sw: max(state.failing_switch(sw), state.passing_switch[sw] + 1) for sw in load},
+                         limit={c: state.passing_switch[c] for c in suspects if c not in load and c not in cleared},
+                         avoid=avoid)
+
+
 def _switch_batch(state: _State, cands: list[str], suspects: list[str], cleared: Collection[str],
                   crossed: Crossings, avoid: Collection[LinkKey] = ()) -> tuple[list[str], list[GroupTest]] | None:
     """The candidate switches one round probes, and their probes: as many as the hosts allow, most
@@ -586,10 +594,7 @@ def _switch_batch(state: _State, cands: list[str], suspects: list[str], cleared:
         return sum(1 for n in state.failing_loads.get(sw, ()) if n > state.passing_switch[sw])
 
     def probes(load: list[str]) -> list[GroupTest] | None:
-        return switch_probes(state.fabric, state.good, load, crossed, floor=state.passing_switch,
-                             want={sw: max(state.failing_switch(sw), state.passing_switch[sw] + 1) for sw in load},
-                             limit={c: state.passing_switch[c] for c in suspects if c not in load and c not in cleared},
-                             avoid=avoid)
+        return _probes_of(state, load, suspects, cleared, crossed, avoid)
 
     order = sorted(cands, key=lambda sw: (-unexplained(sw), sw))
     batch, tests = order, probes(order)
