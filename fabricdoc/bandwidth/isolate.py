@@ -1116,11 +1116,11 @@ def _other_ways(test: GroupTest, state: _State, candidates: list[tuple[Channel, 
     failed = []
     for cand in candidates:
         (key, d), edges = cand
-        back = ((key, 1 - d), edges)
-        pairs = _across(state, back[0], both - {back[0]}, len(edges), crossed)
-        if len(pairs) <= state.passing_load.get(back[0], 0):
+        back = (key, 1 - d)
+        pairs = _across(state, back, both - {back}, len(edges), crossed)
+        if len(pairs) <= state.passing_load.get(back, 0):
             continue
-        probe = _fan(test, state, pairs, f"{channel_name(state.fabric, back[0])} alone, the other way of "
+        probe = _fan(test, state, pairs, f"{channel_name(state.fabric, back)} alone, the other way of "
                      f"{channel_name(state.fabric, cand[0])}")
         if probe is None:
             continue
@@ -1147,17 +1147,19 @@ def _across(state: _State, chan: Channel, others: set[Channel], want: int,
             if s != r and chan in (hops := crossed(s, r)[1]) and not others.intersection(hops):
                 reach.setdefault(s, set()).add(r)
     best: list[tuple[PortRef, PortRef]] = []
-    for rs in [reach[s] for s in sorted(reach)]:
+    for rs in dict.fromkeys(frozenset(reach[s]) for s in sorted(reach)):  # each receiver set once
         senders = [s for s in sorted(reach) if rs <= reach[s] and s not in rs]
         receivers = sorted(rs)
         through: Counter[str] = Counter()
         kept: list[tuple[PortRef, PortRef]] = []
         for s in senders:
+            if len(kept) >= want:
+                break
             flows = [(s, r) for r in receivers]
             adds: Counter[str] = Counter()
             for p in flows:
                 adds.update(crossed(*p)[0])
-            if len(kept) >= want or any(through[sw] + n > state.passing_switch[sw] for sw, n in adds.items()):
+            if any(through[sw] + n > state.passing_switch[sw] for sw, n in adds.items()):
                 continue
             kept += flows
             through.update(adds)
