@@ -42,7 +42,7 @@ from fabricdoc.fabric.identity import align
 from fabricdoc.impact.records import ImpactSection
 from fabricdoc.model.expectation import GroupJudge, TestJudgement, explains
 from fabricdoc.model.findings import Finding
-from fabricdoc.model.groups import group_cables
+from fabricdoc.model.groups import group_cables, group_edges
 from fabricdoc.model.paths import FINISHED
 from fabricdoc.model.records import GroupResult, LinkKey, Observations, PairResult, PortRef
 from fabricdoc.model.severity import Severity
@@ -212,7 +212,8 @@ def measure_and_retest(
         judged, findings = judged_findings()
         for _ in range(AGAIN_PASSES if groups else 0):
             # A load-only part isolation named explains every failing test through it, and may hide a
-            # second one those tests also overloaded: they run again without the hosts below it.
+            # second one those tests also overloaded: they run again without it (without the hosts below it,
+            # and without the receivers of their flows through it).
             again = _without_named(fabric, obs.groups, judged, findings, blamed)
             if not again:
                 break
@@ -230,22 +231,25 @@ def measure_and_retest(
 
 
 _WITHOUT = " without the hosts below "
+_AROUND = " without the hosts whose flows cross "
 AGAIN_PASSES = 2  # times the failing tests a newly named load-only part explains run again without it
 
 
 def _without_named(fabric: Fabric, groups: list[GroupResult], judged: TestJudgement, findings: list[Finding],
                    before: Mapping[LinkKey, float | None]) -> list[list[GroupTest]]:
     """The failing screening and full-load tests through cables named since ``before`` (not switches: the
-    hosts below a spine are all of them), each without the host ports below those cables and not run that
-    way yet: one round of them, the largest (alltoall) first, no host in two. (fan screens keep their senders first:
-    not re-run.)"""
+    hosts below a spine are all of them), run again without those cables, two ways: without the host ports
+    below them (the rest of the fabric under the same load), and, an alltoall, without the receivers of its
+    flows that cross them (the cables beside them, a second uplink of the same leaf, under load still).
+    One round of each way, of tests not run that way yet, the largest (alltoall) first, no host in two.
+    (fan screens keep their senders first: not re-run.)"""
     named = list(blamed_figures(fabric, [f for f in findings if f.kind != "switch"]))
     new = {k for k in named if k not in before}
     if not new:
         return []
     below = {k: set(fabric.ports_below_cable(k)) for k in named}
     ran = {(g.members, g.test) for g in groups}
-    tests: list[GroupTest] = []
+    ways: tuple[list[GroupTest], list[GroupTest]] = ([], [])
     for j, g in enumerate(groups):
         if g.phase not in ("screen", "full_load") or g.test not in ("alltoall", "all_reduce") \
                 or g.status != "ok" or not judged.group_failed(j, g):
@@ -254,24 +258,39 @@ def _without_named(fabric: Fabric, groups: list[GroupResult], judged: TestJudgem
         if not new & crosses:
             continue
         crossed = [k for k in named if k in crosses]  # every named cable it crosses: each may explain it
+        cables = ", ".join(f"{fabric.label(k.a.node)}[{k.a.port}] -- {fabric.label(k.b.node)}[{k.b.port}]"
+                           for k in crossed)
         out = set().union(*(below[k] for k in crossed))
-        members = tuple(p for p in g.members if p not in out)
-        if len(members) < 2 or (members, g.test) in ran:
-            continue
-        ran.add((members, g.test))
-        label = g.label.split(_WITHOUT)[0] + _WITHOUT + ", ".join(
-            f"{fabric.label(k.a.node)}[{k.a.port}] -- {fabric.label(k.b.node)}[{k.b.port}]" for k in crossed)
-        tests.append(GroupTest(members, g.test, g.phase, label))
-    # One round, the largest first and alltoall before a ring of the same hosts (it loads every level
+        variants = [(tuple(p for p in g.members if p not in out), _WITHOUT, ways[0])]
+        if g.test == "alltoall":  # a subset of its hosts runs a subset of its flows: none crosses them
+            variants.append((_routed_around(fabric, g.members, g.test, set(crossed)), _AROUND, ways[1]))
+        for members, how, into in variants:
+            if len(members) < 2 or (members, g.test) in ran:
+                continue
+            ran.add((members, g.test))
+            into.append(GroupTest(members, g.test, g.phase, g.label.split(_WITHOUT)[0].split(_AROUND)[0]
+                                  + how + cables))
+    # A round of each, the largest first and alltoall before a ring of the same hosts (it loads every level
     # hardest; a ring puts one flow on each cable): a second fault is as likely anywhere, and each round
     # more costs every sweep with a load-only fault.
-    round_: list[GroupTest] = []
-    used: set[str] = set()  # hosts of the tests taken (as isolation's rounds hold each host once)
-    for t in sorted(tests, key=lambda t: (-len(t.members), t.test != "alltoall")):
-        if not used & t.nodes:
-            used |= t.nodes
-            round_.append(t)
-    return [round_] if round_ else []
+    rounds: list[list[GroupTest]] = []
+    for tests in ways:
+        round_: list[GroupTest] = []
+        used: set[str] = set()  # hosts of the tests taken (as isolation's rounds hold each host once)
+        for t in sorted(tests, key=lambda t: (-len(t.members), t.test != "alltoall")):
+            if not used & t.nodes:
+                used |= t.nodes
+                round_.append(t)
+        if round_:
+            rounds.append(round_)
+    return rounds
+
+
+def _routed_around(fabric: Fabric, members: tuple[PortRef, ...], test: str, cables: set[LinkKey]
+                   ) -> tuple[PortRef, ...]:
+    """``members`` without the receivers of the flows of ``test`` whose routes cross one of ``cables``."""
+    out = {b for a, b in group_edges(members, test) if cables.intersection(fabric.path(a, b))}
+    return tuple(p for p in members if p not in out)
 
 
 def _passing_rounds(groups: list[GroupResult], judged: TestJudgement) -> list[list[tuple[GroupTest, GroupResult]]]:
