@@ -25,7 +25,8 @@ switch points at it as much as at its cables, so the suspect switches it crossed
 other cables. The switches are probed as soon as one chase ends with its probes failing and none
 pointing at a part (the other chases may use up the rounds), or with its failing one-way probes all
 through suspect switches that chases still running cross; a switch whose own probe then fails
-twice explains the groups through it, and their chases end. Localization (:mod:`fabricdoc.analysis.grouptomo`) names the part
+twice (by other cables where the hosts allow; else in two halves that load it alike, both failing, or
+both passing and the whole failing again) explains the groups through it, and their chases end. Localization (:mod:`fabricdoc.analysis.grouptomo`) names the part
 from all the groups' routed paths and the pair tests together.
 
 All failing groups are chased at once: every round runs the next step of each,
@@ -555,14 +556,12 @@ def _probe_again(state: _State, run: Callable[[list[GroupTest]], list[GroupResul
     Where the hosts allow, the second probes cross none of the cables the first ones loaded beyond what passed
     (a cable that collapses under a probe's flows fails it as much as its switch would): one that fails too
     names its switch; where one passes, its first probe runs once more, and failing again (not a transient) it
-    is left to be chased as a failing one-way load (``state.unswitched``). Where no such probes exist, the
-    same probes run again."""
+    is left to be chased as a failing one-way load (``state.unswitched``). Where no such probes exist, each
+    runs in two halves that load the switch alike (:func:`_split_halves`)."""
     over = {c[0] for t in failed for c, n in _loads(state.fabric, t)[0].items() if n > state.passing_load[c]}
     other = _probes_of(state, sws, suspects, cleared, crossed, {*avoid, *over})
     if other is None:
-        # Run once more what failed: a transient slowdown (a neighbour's burst) passes the second time.
-        again = run([_again(t, t.phase) for t in failed])
-        return [t for t, r in zip(failed, again, strict=True) if state.judge.failed(r)]
+        return _split_halves(state, run, more, list(zip(sws, failed, strict=True)))
     got = run([GroupTest(t.members, t.test, t.phase, f"{t.label}, by other cables") for t in other])
     named = [t for t, r in zip(failed, got, strict=True) if state.judge.failed(r)]
     rest = [t for t in failed if t not in named]
@@ -570,6 +569,60 @@ def _probe_again(state: _State, run: Callable[[list[GroupTest]], list[GroupResul
         again = run([_again(t, t.phase) for t in rest])
         state.unswitched += [t for t, r in zip(rest, again, strict=True) if state.judge.failed(r)]
     return named
+
+
+def _split_halves(state: _State, run: Callable[[list[GroupTest]], list[GroupResult]], more: Callable[[], bool],
+                  failed: list[tuple[str, GroupTest]]) -> list[GroupTest]:
+    """Failing switch probes ``failed`` with no probe of their switch by other cables: each one's load in two
+    halves that load the switch alike (:func:`_halves`), one round each, or where it cannot be split, the
+    probe once more (a transient slowdown passes the second time). A switch that collapses or throttles under
+    load fails both halves or neither: both failing names it, and both passing runs the probe once more (the
+    halves may load it too little; a transient passes). One half failing, the other passing, points at that
+    half's own cables once it fails again (as do both failing where each loaded the switch no harder than a
+    passing round did): the probe is left to be chased as a failing one-way load (``state.unswitched``).
+    Returns the probes whose switches are named."""
+    sws = {t: sw for sw, t in failed}
+    halves = {t: h for t, sw in sws.items() if (h := _halves(state, t, sw)) is not None}
+    seen: dict[GroupTest, list[bool]] = {t: [] for t in halves}
+    for i in (0, 1):
+        if not halves or not more():
+            break
+        results = run([h[i] for h in halves.values()])
+        for t, r in zip(halves, results, strict=True):
+            seen[t].append(state.judge.failed(r))
+    done = {t for t, got in seen.items() if len(got) == 2}
+    light = {t for t in done
+             if all(_loads(state.fabric, h)[1][sws[t]] <= state.passing_switch[sws[t]] for h in halves[t])}
+    bad = [t for t in done if all(seen[t]) and t in light]
+    named = [t for t in done if all(seen[t]) and t not in light]
+    one = [t for t in done if seen[t][0] != seen[t][1]]
+    again = [t for _, t in failed if t not in done or not any(seen[t])]  # not split, or both halves passed
+    tests = [_again(halves[t][seen[t].index(True)], t.phase) for t in one] + [_again(t, t.phase) for t in again]
+    if tests and more():
+        results = run(tests)
+        bad += [t for t, r in zip(one, results[:len(one)], strict=True) if state.judge.failed(r)]
+        named += [t for t, r in zip(again, results[len(one):], strict=True) if state.judge.failed(r)]
+    state.unswitched += bad
+    return [t for _, t in failed if t in named]
+
+
+def _halves(state: _State, probe: GroupTest, sw: str) -> tuple[GroupTest, GroupTest] | None:
+    """``probe``'s one-way load into each half of its receivers (routed by destination, each receiver's flows
+    take their own cables: a half keeps the load on those), else from each half of its senders, where the
+    halves load ``sw`` alike (as many flows each); else None."""
+    k = fan_senders(probe.test) or 0
+    senders, receivers = probe.members[:k], probe.members[k:]
+    for side, parts in (("receivers", receivers), ("senders", senders)):
+        if len(parts) < 2 or len(parts) % 2 or not senders or not receivers:
+            continue
+        cut = len(parts) // 2
+        halves = tuple(GroupTest((*senders, *part) if side == "receivers" else (*part, *receivers),
+                                 fan(len(senders) if side == "receivers" else len(part)), probe.phase,
+                                 f"{probe.label}, {side} {i} of 2")
+                       for i, part in enumerate((parts[:cut], parts[cut:]), 1))
+        if len({_loads(state.fabric, h)[1][sw] for h in halves}) == 1:
+            return halves  # type: ignore[return-value]
+    return None
 
 
 def _probes_of(state: _State, load: list[str], suspects: list[str], cleared: Collection[str], crossed: Crossings,

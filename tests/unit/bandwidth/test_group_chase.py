@@ -420,6 +420,21 @@ def test_a_switch_probe_failed_by_a_collapsing_cable_of_its_switch_is_probed_by_
     assert named == [("link", sorted([bad.a.node, bad.b.node]), "error")], named
 
 
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_switch_probe_no_other_cables_can_make_is_split_into_halves_and_a_half_failing_names_its_cable(seed):
+    """Parallel cables, 4 leaves x 2 spines x 2 cables: leaf02's cable [6] to spine01 and leaf03's [7] to
+    spine02 collapse above 2 flows. No probe of spine02 avoids leaf03's cable on so small a fabric: its probe
+    failed twice and spine02 was named in its place, at every seed. The probe's flows into each half of its
+    receivers (each receiver's flows take their own cables) load the switch alike: the half through the cable
+    fails, the other passes, and the cable is named, not the switch."""
+    fabric = fat_tree_2(leaves=4, spines=2, hosts_per_leaf=4, links_per_spine=2)
+    bad = [PortRef("leaf02", 6), PortRef("leaf03", 7)]
+    obs, named = _collapsing(fabric, bad, seed)
+    assert named == {("load_collapse", fabric.link_at(p).key) for p in bad}, named
+    halves = [g.label for g in obs.groups if g.label.startswith("one-way load through spine02, receivers 1 of 2")]
+    assert halves, [g.label for g in obs.groups]
+
+
 @pytest.mark.parametrize(("seed", "edge"), [(2, "edge-p02-02"), (6, "edge-p01-01")])
 def test_a_collapsing_agg_downlink_is_told_from_the_direction_beside_it_by_its_other_direction(seed, edge):
     """3L k=4, an agg -> edge cable that collapses above 4 flows. With two hosts per edge, the chase's probes
