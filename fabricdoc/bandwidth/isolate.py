@@ -581,8 +581,10 @@ def _split_halves(state: _State, run: Callable[[list[GroupTest]], list[GroupResu
     half's own cables once it fails again (as do both failing where each loaded the switch no harder than a
     passing round did): the probe is left to be chased as a failing one-way load (``state.unswitched``).
     Returns the probes whose switches are named."""
-    sws = {t: sw for sw, t in failed}
-    halves = {t: h for t, sw in sws.items() if (h := _halves(state, t, sw)) is not None}
+    split = {t: got for sw, t in failed if (got := _halves(state, t, sw)) is not None}
+    halves = {t: h for t, (h, _) in split.items()}
+    # each half loads the switch no harder than a passing round did: a switch fault cannot fail it
+    light = {t for sw, t in failed if t in split and split[t][1] <= state.passing_switch[sw]}
     seen: dict[GroupTest, list[bool]] = {t: [] for t in halves}
     for i in (0, 1):
         if not halves or not more():
@@ -591,8 +593,6 @@ def _split_halves(state: _State, run: Callable[[list[GroupTest]], list[GroupResu
         for t, r in zip(halves, results, strict=True):
             seen[t].append(state.judge.failed(r))
     done = {t for t, got in seen.items() if len(got) == 2}
-    light = {t for t in done
-             if all(_loads(state.fabric, h)[1][sws[t]] <= state.passing_switch[sws[t]] for h in halves[t])}
     bad = [t for t in done if all(seen[t]) and t in light]
     named = [t for t in done if all(seen[t]) and t not in light]
     one = [t for t in done if seen[t][0] != seen[t][1]]
@@ -606,22 +606,27 @@ def _split_halves(state: _State, run: Callable[[list[GroupTest]], list[GroupResu
     return [t for _, t in failed if t in named]
 
 
-def _halves(state: _State, probe: GroupTest, sw: str) -> tuple[GroupTest, GroupTest] | None:
+def _halves(state: _State, probe: GroupTest, sw: str) -> tuple[tuple[GroupTest, GroupTest], int] | None:
     """``probe``'s one-way load into each half of its receivers (routed by destination, each receiver's flows
     take their own cables: a half keeps the load on those), else from each half of its senders, where the
-    halves load ``sw`` alike (as many flows each); else None."""
+    halves load ``sw`` alike: the two halves and the flows each puts through ``sw``; else None."""
     k = fan_senders(probe.test) or 0
     senders, receivers = probe.members[:k], probe.members[k:]
+    if not senders or not receivers:
+        return None
+
+    def half(i: int, part: tuple[PortRef, ...], side: str) -> GroupTest:
+        ends = (senders, part) if side == "receivers" else (part, receivers)
+        return GroupTest((*ends[0], *ends[1]), fan(len(ends[0])), probe.phase, f"{probe.label}, {side} {i} of 2")
+
     for side, parts in (("receivers", receivers), ("senders", senders)):
-        if len(parts) < 2 or len(parts) % 2 or not senders or not receivers:
+        if len(parts) < 2 or len(parts) % 2:
             continue
         cut = len(parts) // 2
-        halves = tuple(GroupTest((*senders, *part) if side == "receivers" else (*part, *receivers),
-                                 fan(len(senders) if side == "receivers" else len(part)), probe.phase,
-                                 f"{probe.label}, {side} {i} of 2")
-                       for i, part in enumerate((parts[:cut], parts[cut:]), 1))
-        if len({_loads(state.fabric, h)[1][sw] for h in halves}) == 1:
-            return halves  # type: ignore[return-value]
+        halves = (half(1, parts[:cut], side), half(2, parts[cut:], side))
+        through = {_loads(state.fabric, h)[1][sw] for h in halves}
+        if len(through) == 1:
+            return halves, through.pop()
     return None
 
 
