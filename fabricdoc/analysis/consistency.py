@@ -28,6 +28,10 @@ FAST = 0.9  # a test at or above this share of healthy (and well above the cable
 ABOVE = 1.25  # ... and at least this many times the cable's slow figure (2-4 % jitter never spans that)
 MIN_FAST = 2  # one such test is noise (a mis-timed row, a test that missed an intermittent fault)
 MIN_SHARE = 0.05  # of the tests through the hard-slow cables (on the right paths there are none)
+# slow tests a suspect cable (one tomography left a suspect) needs to count: two transient slowdowns
+# (1-2 % of tests) meet on one cable by chance among a sweep's 70-odd tests, and a test through it at
+# full speed then reads as a contradiction; on tests that do not fit the fabric, suspects gather many
+MIN_SUSPECT_SLOW = 3
 
 
 def paths_contradiction(fabric: Fabric, obs: Observations, judged: TestJudgement,
@@ -38,7 +42,9 @@ def paths_contradiction(fabric: Fabric, obs: Observations, judged: TestJudgement
         ev = next(iter(f.evidence_of(SlowPairsEvidence)), None)
         # A cable left a suspect because tests through it ran faster (it carried them) counts too: those
         # very tests are what this check reads.
-        if f.kind not in ("link", "nic", "port") or ev is None or (ev.suspect_only and not ev.carried) or not f.endpoints:
+        if f.kind not in ("link", "nic", "port") or ev is None or not f.endpoints:
+            continue
+        if ev.suspect_only and (not ev.carried or len(ev.slow_pairs) < MIN_SUSPECT_SLOW):
             continue
         rel = [s.relative for s in ev.slow_pairs if s.relative is not None]
         figure = statistics.median(rel) if rel else ev.median_relative
