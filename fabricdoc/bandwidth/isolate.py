@@ -901,6 +901,11 @@ def _bisect_channels(test: GroupTest, state: _State, limit: int, filled: bool = 
     when the direction's own probe could not run. ``filled``: the directions loaded beyond what passing
     tests showed full (:meth:`_State.passing_filled`), for a test whose first bisection ended on a direction
     that passed or, failing twice, found none beyond what passing tests carried."""
+    if test.phase == "full_load":
+        # The all-hosts test overloads more directions than any other, some only a few flows beyond what
+        # passing tests carried (a cable that collapses above k flows passed with k, and ranks below directions
+        # passing tests loaded less): twice as many are bisected.
+        limit *= 2
     candidates = (_overloaded(test, state, limit, state.passing_filled()) if filled
                   else _overloaded(test, state, limit) or _host_port(test, state))
     if not candidates and not filled and test.phase == "cross" and not _suspect_switches(state):

@@ -308,10 +308,10 @@ def _collapsing(fabric, bad: list[PortRef], seed: int) -> tuple[Observations, se
                   else tuple(f.node_ids)) for f in found.findings if f.severity != "info"}
 
 
-def _collapse_named(fabric, port: PortRef, seed: int) -> tuple[object, list[tuple[object, str, str]]]:
+def _collapse_named(fabric, port: PortRef, seed: int, flows: int = 2) -> tuple[object, list[tuple[object, str, str]]]:
     """A sweep with groups and the full-load round of ``fabric`` with the cable at ``port`` collapsing above
-    2 flows: its result, and what it named above info (a cable's key, or a switch's node ids)."""
-    sim = Simulator(fabric, [Fault("load_collapse", port=port, flows=2)], seed=seed)
+    ``flows`` flows: its result, and what it named above info (a cable's key, or a switch's node ids)."""
+    sim = Simulator(fabric, [Fault("load_collapse", port=port, flows=flows)], seed=seed)
     found = measure_and_retest(sim.truth, Observations(), SimMeasure(sim), Options(), groups=True, full_load=True)
     return found, [(fabric.link_at(PortRef(f.node_ids[0], f.endpoints[0][1])).key if f.kind != "switch"
                     else tuple(f.node_ids), f.fault, str(f.severity)) for f in found.findings if f.severity != "info"]
@@ -374,6 +374,20 @@ def test_a_collapsed_uplink_a_passing_test_left_half_empty_is_bisected_again_onc
     fabric = fat_tree_2(leaves=4, spines=2, hosts_per_leaf=4, links_per_spine=2)
     found, named = _collapse_named(fabric, PortRef("leaf04", 5), seed=3)
     assert named == [(fabric.link_at(PortRef("leaf04", 5)).key, "load_collapse", "error")], named
+    assert found.isolation_left == 0
+
+
+@pytest.mark.parametrize("seed", [8, 9])
+def test_an_agg_core_cable_only_the_full_load_overloads_is_among_the_directions_its_bisection_probes(seed):
+    """3L k=4, an agg -> core cable collapsing above 4 flows (bench_groups section 5, seeds 8 and 9). Only the
+    all-hosts alltoall puts more than 4 flows on it, and that test overloads more cable directions than the 8
+    a bisection takes (those loaded most beyond what passing tests carried: this one, loaded to 4 flows by
+    passing tests, ranked below directions they loaded less). Its bisection never probed the cable, and
+    nothing was located. A full-load test's bisection takes twice as many."""
+    fabric = fat_tree_3(4)
+    port = PortRef("agg-p04-01", 4) if seed == 8 else PortRef("agg-p02-01", 3)
+    found, named = _collapse_named(fabric, port, seed=seed, flows=4)
+    assert named == [(fabric.link_at(port).key, "load_collapse", "error")], named
     assert found.isolation_left == 0
 
 
