@@ -10,6 +10,12 @@ Input, per case, as a user of ``fabricdoc analyze`` has it:
   in the text layout of a real 2.17.6 sendrecv log
   (``tests/data/nccl/xxrjun_h100_n2g8_alltoall_sendrecv_2.17.6``), 31 sizes 8 B .. 8 GiB.
 
+The same cases run over a second fabric (``--fabric rail``, or ``both``, the default): a generated
+rail-optimized fabric (:data:`RAIL`, 64 HCA ports as the capture) given to ``fabricdoc analyze`` as a
+fabric file, on fabricdoc's own routes; each log's rank lines name the GPU on its port's rail
+(:func:`rail_of`), the ``shifts`` plan shifts by whole hosts (:data:`RAIL_SHIFTS`: rail-local tests, as
+NCCL keeps traffic), and slow cables are drawn among the cables the tests cross.
+
 A test's figures: the path's line rate (Gb/s / 8, both directions) x the healthy efficiency x
 a size curve ``s / (s + s_half)`` (s_half 1-4 MB, a 20-30 us floor on time) x the slower of
 its two hosts' factors (each host drawn once, N(1, host_var) clipped to 1 +- 3 host_var) x
@@ -29,7 +35,7 @@ report's count of slow tests (``tests.pairs_slow``). One more case writes NDR-ra
 the capture left at its own 4xQDR: measurements above line rate, which must not read as pass.
 
 Prints figures, asserts nothing. Usage:
-    python benchmarks/bench_analyze_noise.py [--seed S] [--reps N] [--quick] [--json OUT]
+    python benchmarks/bench_analyze_noise.py [--seed S] [--reps N] [--quick] [--plan P] [--fabric F] [--json OUT]
 """
 
 from __future__ import annotations
@@ -52,6 +58,7 @@ import numpy as np
 import fabricdoc
 from fabricdoc.bandwidth.plan import plan_sweep
 from fabricdoc.cli.main import main as fabricdoc_main
+from fabricdoc.fabric.fabricfile import read_fabric_file
 from fabricdoc.fabric.identity import host_name
 from fabricdoc.model.paths import expected_gbps, tested_links
 from fabricdoc.model.records import LinkKey, PortRef
@@ -64,6 +71,10 @@ LFTS = ROOT / "tests/data/ib/dump_fts/fat_tree_64/stdout.txt"
 CAPTURED_SPEED = "QDR"
 
 SPEEDS = ("HDR", "NDR")
+# The other fabric: rail-optimized, 2 scalable units x 8 hosts x 4 rails (a leaf per rail and unit), 4 spines:
+# 64 HCA ports as the capture has, at 4 lanes of 50 (HDR) or 100 (NDR) Gb/s.
+RAIL = {"units": 2, "hosts_per_unit": 8, "rails": 4, "spines": 4}
+LANE_GBPS = {"HDR": 50.0, "NDR": 100.0}
 EFFICIENCIES = (0.97, 0.92, 0.85, 0.78)
 JITTERS = (0.01, 0.04)
 SLOW_COUNTS = (0, 1, 2, 3)
@@ -89,7 +100,7 @@ HEAD = (
     "#\n"
     "# Using devices\n"
 )
-RANK = "#  Rank {rank:2d} Group  0 Pid {pid:6d} on {host:>10} device  0 [0000:{bus:02x}:00] NVIDIA H100 80GB HBM3\n"
+RANK = "#  Rank {rank:2d} Group  0 Pid {pid:6d} on {host:>10} device {device:2d} [0000:{bus:02x}:00] NVIDIA H100 80GB HBM3\n"
 COLUMNS = (
     "#\n"
     "#                                                              out-of-place                       in-place          \n"
@@ -110,6 +121,7 @@ class Case:
     seed: int
     contradiction: bool = False  # logs at this speed's rates, analyzed on the capture's own (slower) rates
     plan: str = "shifts"  # which pairs were tested: see planned_tests
+    fabric: str = "capture"  # the real 64-HCA capture, or "rail": the generated rail-optimized fabric (RAIL)
 
     @property
     def noise(self) -> str:
@@ -122,12 +134,17 @@ class Prepared:
 
     speed: str
     disc: Path
-    lfts: Path
+    lfts: Path | None  # the capture's LFT dump; None: fabricdoc's own routes (a generated fabric)
     fabric: Fabric
     tests: list[tuple[int, PortRef, PortRef]]
     links: dict[tuple[PortRef, PortRef], frozenset[LinkKey]]  # cables each test loads, both directions
     line_gbs: dict[tuple[PortRef, PortRef], float]  # line rate of each test's path, GB/s
     rounds: int
+
+    @property
+    def crossed(self) -> frozenset[LinkKey]:
+        """The cables some test crosses (either way)."""
+        return frozenset().union(*self.links.values())
 
 
 @dataclass
@@ -178,9 +195,15 @@ def rewrite_speed(text: str, speed: str) -> str:
 
 
 SHIFTS = (1, 9, 18, 27, 36)  # the issue's reproduction: 5 shift rounds of every host, 320 tests on 64 HCAs
+# On the rail-optimized fabric (ports in host order, 4 rails a host), shifts by whole hosts: each test stays on
+# its rail (rail-local traffic, as NCCL keeps it), within a unit or into the other. No two shifts add up to the
+# 16 hosts, so no two tests share their ports (as on the capture): two transient slowdowns of one pair would
+# read as a pair slow again, which is a warning.
+RAIL_SHIFTS = tuple(4 * h for h in (1, 2, 3, 5, 9))
 
 
-def planned_tests(fabric: Fabric, plan: str) -> tuple[list[tuple[int, PortRef, PortRef]], int]:
+def planned_tests(fabric: Fabric, plan: str, shifts: tuple[int, ...] = SHIFTS
+                  ) -> tuple[list[tuple[int, PortRef, PortRef]], int]:
     """The tested pairs: ``sweep``, what ``plan_sweep(fabric, bidirectional=True)`` picks (every cable at
     least twice, few tests per host); ``shifts``, the issue's reproduction, every host port to the one
     ``k`` places on in port order for each ``k`` of :data:`SHIFTS` (5 tests from and 5 to every host)."""
@@ -189,7 +212,7 @@ def planned_tests(fabric: Fabric, plan: str) -> tuple[list[tuple[int, PortRef, P
         return list(p.tests()), len(p.rounds)
     ports = sorted(fabric.host_ports(), key=lambda q: (fabric.label(q.node), q.port))
     n = len(ports)
-    return [(r, ports[i], ports[(i + k) % n]) for r, k in enumerate(SHIFTS) for i in range(n)], len(SHIFTS)
+    return [(r, ports[i], ports[(i + k) % n]) for r, k in enumerate(shifts) for i in range(n)], len(shifts)
 
 
 def prepare(speed: str, tmp: Path, plan: str) -> Prepared:
@@ -209,10 +232,30 @@ def prepare(speed: str, tmp: Path, plan: str) -> Prepared:
     return Prepared(speed, disc, lfts, fabric, tests, links, line, rounds)
 
 
-def pick_slow(fabric: Fabric, n: int, rng: np.random.Generator) -> list[SlowCable]:
-    """``n`` distinct slow cables, each a host's or a switch-to-switch cable at even odds."""
+def prepare_rail(speed: str, tmp: Path, plan: str) -> Prepared:
+    """A generated rail-optimized fabric (:data:`RAIL`: 64 HCA ports, as the capture) at ``speed``, as a fabric
+    file ``fabricdoc analyze --fabric`` reads, on fabricdoc's own routes; its tests planned as :func:`prepare`'s."""
+    where = tmp / f"rail_{speed}_{plan}"
+    where.mkdir()
+    path = where / "fabric.yaml"
+    params = ", ".join(f"{k}: {v}" for k, v in {**RAIL, "lane_gbps": LANE_GBPS[speed]}.items())
+    path.write_text(f"name: rail-{speed.lower()}\ngenerator: rail_optimized\nparams: {{{params}}}\n")
+    fabric = read_fabric_file(path).fabric
+    tests, rounds = planned_tests(fabric, plan, RAIL_SHIFTS)
+    links = {(s, d): frozenset(tested_links(fabric, s, d, True)) for _, s, d in tests}
+    line = {(s, d): float(expected_gbps(fabric, s, d, True) or 0.0) / 8.0 for _, s, d in tests}
+    return Prepared(speed, path, None, fabric, tests, links, line, rounds)
+
+
+def pick_slow(fabric: Fabric, n: int, rng: np.random.Generator,
+              among: frozenset[LinkKey] | None = None) -> list[SlowCable]:
+    """``n`` distinct slow cables, each a host's or a switch-to-switch cable at even odds; ``among``: only cables
+    the tests cross (a cable no test crosses cannot be judged from them: the rail-optimized fabric's rail-local
+    tests leave half its leaf-spine cables idle, on the routes fabricdoc computes)."""
     host_cables, switch_cables = [], []
     for key in sorted(fabric.links, key=str):
+        if among is not None and key not in among:
+            continue
         kinds = {fabric.nodes[key.a.node].kind, fabric.nodes[key.b.node].kind}
         (host_cables if "host" in kinds else switch_cables).append(key)
     out: list[SlowCable] = []
@@ -246,7 +289,7 @@ def c_float(value: float, width: int) -> str:
 
 
 def sendrecv_log(src: str, dst: str, peak_gbs: float, line_gbs: float, rng: np.random.Generator,
-                 s_half: float, floor_us: float) -> str:
+                 s_half: float, floor_us: float, devices: tuple[int, int] = (0, 0)) -> str:
     """One sendrecv_perf run between ``src`` (rank 0) and ``dst`` (rank 1) whose large sizes reach ``peak_gbs``.
 
     Time per row: ``floor + s/peak + (s_half/peak) * s/(s + 64 KiB)``: the floor where latency
@@ -271,10 +314,17 @@ def sendrecv_log(src: str, dst: str, peak_gbs: float, line_gbs: float, rng: np.r
             f"  {c_float(t1, 7):>7}  {c_float(b1, 6):>6}  {c_float(b1, 6):>6}  {0:6g}"
             f"  {c_float(t2, 7):>7}  {c_float(b2, 6):>6}  {c_float(b2, 6):>6}    N/A\n"
         )
-    ranks = "".join(RANK.format(rank=r, pid=int(rng.integers(10_000, 999_999)), host=h, bus=int(rng.integers(16, 224)))
+    ranks = "".join(RANK.format(rank=r, pid=int(rng.integers(10_000, 999_999)), host=h, device=devices[r],
+                                bus=int(rng.integers(16, 224)))
                     for r, h in enumerate((src, dst)))
     return (HEAD.format(min=SIZES[0], max=SIZES[-1]) + ranks + COLUMNS + "".join(rows)
             + TAIL.format(avg=total / (2 * len(SIZES))))
+
+
+def rail_of(fabric: Fabric, port: PortRef) -> int:
+    """The GPU (device ordinal) whose traffic takes ``port``: its place among its host's cabled ports, the
+    rule ``fabricdoc analyze`` maps a log's device onto a rail by on a fabric that names no HCA."""
+    return sorted(q.port for q in fabric.host_ports(port.node)).index(port.port)
 
 
 def write_logs(prep: Prepared, case: Case, slow: list[SlowCable], rng: np.random.Generator,
@@ -298,18 +348,20 @@ def write_logs(prep: Prepared, case: Case, slow: list[SlowCable], rng: np.random
         if crossed:
             factor *= min(crossed)
         line = prep.line_gbs[(src, dst)]
-        text = sendrecv_log(a, b, line * factor, line, rng, s_half * float(rng.normal(1.0, 0.05)), floor_us)
-        (out / f"sendrecv_r{rnd:02d}_{a}_{b}.log").write_text(text)
+        devices = (rail_of(fabric, src), rail_of(fabric, dst))
+        text = sendrecv_log(a, b, line * factor, line, rng, s_half * float(rng.normal(1.0, 0.05)), floor_us, devices)
+        rails = "" if devices == (0, 0) else f"_gpu{devices[0]}-{devices[1]}"
+        (out / f"sendrecv_r{rnd:02d}_{a}_{b}{rails}.log").write_text(text)
     return outliers
 
 
 # -- analysis and scoring -----------------------------------------------------------------------
 
 
-def run_analyze(disc: Path, lfts: Path, logs: Path, report: Path) -> tuple[int, dict[str, Any] | None, str]:
+def run_analyze(disc: Path, lfts: Path | None, logs: Path, report: Path) -> tuple[int, dict[str, Any] | None, str]:
     """``fabricdoc analyze --fabric DISC --routes LFTS --nccl-logs LOGS -o REPORT`` in this process."""
-    argv = ["analyze", "--fabric", str(disc), "--routes", str(lfts), "--nccl-logs", str(logs), "--no-topology",
-            "-o", str(report)]
+    argv = ["analyze", "--fabric", str(disc), *(["--routes", str(lfts)] if lfts else []), "--nccl-logs", str(logs),
+            "--no-topology", "-o", str(report)]
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         rc = fabricdoc_main(argv)
@@ -383,7 +435,7 @@ def score(case: Case, rc: int, doc: dict[str, Any] | None, slow: list[SlowCable]
 def run_case(case: Case, prep: Prepared, analyze_on: Prepared, tmp: Path) -> Outcome:
     """Build one case's logs, analyze them on ``analyze_on``'s files, score the report."""
     rng = np.random.default_rng(case.seed)
-    slow = pick_slow(prep.fabric, case.n_slow, rng)
+    slow = pick_slow(prep.fabric, case.n_slow, rng, None if case.fabric == "capture" else prep.crossed)
     logs = Path(tempfile.mkdtemp(prefix="logs-", dir=tmp))
     outliers = write_logs(prep, case, slow, rng, logs)
     t0 = time.perf_counter()
@@ -399,19 +451,22 @@ def run_case(case: Case, prep: Prepared, analyze_on: Prepared, tmp: Path) -> Out
     return res
 
 
-def cases(reps: int, seed: int, quick: bool, plans: tuple[str, ...]) -> list[Case]:
-    """Every case, in a fixed order for a given seed."""
+def cases(reps: int, seed: int, quick: bool, plans: tuple[str, ...],
+          fabrics: tuple[str, ...] = ("capture",)) -> list[Case]:
+    """Every case, in a fixed order for a given seed (the capture's first: its seeds do not depend on
+    whether the rail-optimized fabric runs too)."""
     speeds, effs, jitters, counts = (("HDR",), (0.92, 0.78), JITTERS, (0, 2)) if quick else (
         SPEEDS, EFFICIENCIES, JITTERS, SLOW_COUNTS)
     out, n = [], 0
-    for plan in plans:
-        for jitter in jitters:
-            for eff in effs:
-                for speed in speeds:
-                    for _ in range(1 if quick else reps):
-                        for k in counts:
-                            out.append(Case(speed, eff, jitter, k, seed * 100_003 + n, plan=plan))
-                            n += 1
+    for fabric in fabrics:
+        for plan in plans:
+            for jitter in jitters:
+                for eff in effs:
+                    for speed in speeds:
+                        for _ in range(1 if quick else reps):
+                            for k in counts:
+                                out.append(Case(speed, eff, jitter, k, seed * 100_003 + n, plan=plan, fabric=fabric))
+                                n += 1
     return out
 
 
@@ -479,37 +534,53 @@ def main() -> None:
     ap.add_argument("--plan", choices=("shifts", "sweep", "both"), default="both",
                     help="which pairs are tested: shifts (the issue's 320 tests: 5 shift rounds of every host), "
                     "sweep (plan_sweep's bidirectional plan: 77 tests, 2-3 per host cable), or both (default)")
+    ap.add_argument("--fabric", choices=("capture", "rail", "both"), default="both",
+                    help="which fabric: capture (the real 64-HCA ibsim capture, on its LFT dump), rail (a generated "
+                    "rail-optimized fabric of 64 HCA ports, 2 units x 8 hosts x 4 rails, 4 spines, on fabricdoc's "
+                    "own routes), or both (default)")
     args = ap.parse_args()
     started = time.perf_counter()
     plans = ("shifts", "sweep") if args.plan == "both" else (args.plan,)
-    all_cases = cases(args.reps, args.seed, args.quick, plans)
+    fabrics = ("capture", "rail") if args.fabric == "both" else (args.fabric,)
+    all_cases = cases(args.reps, args.seed, args.quick, plans, fabrics)
     outcomes: list[Outcome] = []
     with tempfile.TemporaryDirectory(prefix="bench-analyze-noise-") as tmpdir:
         tmp = Path(tmpdir)
-        preps = {(s, p): prepare(s, tmp, p) for p in plans
-                 for s in sorted({c.speed for c in all_cases} | {CAPTURED_SPEED, "NDR"})}
+        speeds = sorted({c.speed for c in all_cases} | {CAPTURED_SPEED, "NDR"})
+        preps = {("capture", s, p): prepare(s, tmp, p) for p in plans for s in speeds}
+        if "rail" in fabrics:
+            preps |= {("rail", s, p): prepare_rail(s, tmp, p) for p in plans for s in SPEEDS}
         for case in all_cases:
-            prep = preps[(case.speed, case.plan)]
+            prep = preps[(case.fabric, case.speed, case.plan)]
             outcomes.append(run_case(case, prep, prep, tmp))
         contra = Case("NDR", 0.92, 0.01, 0, args.seed * 100_003 + len(all_cases), contradiction=True, plan=plans[0])
-        contradiction = run_case(contra, preps[("NDR", plans[0])], preps[(CAPTURED_SPEED, plans[0])], tmp)
+        contradiction = run_case(contra, preps[("capture", "NDR", plans[0])], preps[("capture", CAPTURED_SPEED, plans[0])],
+                                 tmp)
     runtime = time.perf_counter() - started
 
-    f = preps[("NDR", plans[0])].fabric
+    f = preps[("capture", "NDR", plans[0])].fabric
     command = " ".join(["python", "benchmarks/bench_analyze_noise.py", f"--seed {args.seed}", f"--plan {args.plan}"]
-                       + (["--quick"] if args.quick else [f"--reps {args.reps}"]))
+                       + (["--quick"] if args.quick else [f"--reps {args.reps}"]) + [f"--fabric {args.fabric}"])
     print(f"fabric: {DISC.relative_to(ROOT)} ({len(f.hosts())} HCAs, {len(f.switches())} switches, {len(f.links)} cables),"
           f" routes {LFTS.relative_to(ROOT)}; sendrecv tests per case: "
-          + ", ".join(f"{p} {len(preps[('NDR', p)].tests)} in {preps[('NDR', p)].rounds} rounds" for p in plans))
+          + ", ".join(f"{p} {len(preps[('capture', 'NDR', p)].tests)} in {preps[('capture', 'NDR', p)].rounds} rounds"
+                      for p in plans))
+    if "rail" in fabrics:
+        r = preps[("rail", "NDR", plans[0])].fabric
+        print(f"fabric rail: rail_optimized({', '.join(f'{k}={v}' for k, v in RAIL.items())}), {len(r.host_ports())} HCA "
+              f"ports, {len(r.switches())} switches, {len(r.links)} cables, fabricdoc's own routes; sendrecv tests per "
+              "case: " + ", ".join(f"{p} {len(preps[('rail', 'NDR', p)].tests)} in {preps[('rail', 'NDR', p)].rounds} "
+                                  "rounds" for p in plans))
     print(f"fabricdoc from {Path(fabricdoc.__file__).parent}")
     print(f"cases {len(all_cases)} + 1 contradiction  seed {args.seed}  runtime {runtime:.1f}s\nreproduce: {command}")
     print(f"outlier rate {OUTLIER_RATE}, host var {HOST_VAR}; slow cables 0.5/0.7 = hard, 0.85 = gray; precision and "
           "recall over link/nic/port/switch findings, warning or worse; outliers blamed: on a part / as a pair warning, of "
           "the outlier tests; runtime = mean `fabricdoc analyze` per case\n")
     figures: dict[str, Any] = {"noise_levels": {}}
-    for plan, jitter in sorted({(c.plan, c.jitter) for c in all_cases}):
-        level = [o for o in outcomes if o.case.jitter == jitter and o.case.plan == plan]
-        print(f"tests: {plan}; noise level: jitter {jitter:g}")
+    for fab, plan, jitter in sorted({(c.fabric, c.plan, c.jitter) for c in all_cases}):
+        level = [o for o in outcomes if o.case.jitter == jitter and o.case.plan == plan and o.case.fabric == fab]
+        where = "" if fab == "capture" else "fabric rail; "
+        print(f"{where}tests: {plan}; noise level: jitter {jitter:g}")
         print(HEADER)
         print("-" * len(HEADER))
         rows: dict[str, Any] = {}
@@ -523,11 +594,12 @@ def main() -> None:
         rows["all"] = s
         print(table_row(("all", ""), s))
         print()
-        figures["noise_levels"][f"{plan} jitter {jitter:g}"] = rows
-    for plan in plans:
-        t = summarize([o for o in outcomes if o.case.plan == plan])
-        figures[f"total {plan}"] = t
-        print(f"total, tests {plan}: precision {pct(t['precision']).strip()}, recall hard {pct(t['recall_hard']).strip()}, "
+        figures["noise_levels"][f"{where.removeprefix('fabric ').removesuffix('; ')}{' ' if where else ''}{plan} jitter {jitter:g}"] = rows
+    for fab, plan in [(fab, plan) for fab in fabrics for plan in plans]:
+        t = summarize([o for o in outcomes if o.case.plan == plan and o.case.fabric == fab])
+        where = "" if fab == "capture" else "fabric rail, "
+        figures[f"total {where.removeprefix('fabric ').removesuffix(', ')}{' ' if where else ''}{plan}"] = t
+        print(f"total, {where}tests {plan}: precision {pct(t['precision']).strip()}, recall hard {pct(t['recall_hard']).strip()}, "
               f"recall gray {pct(t['recall_gray']).strip()}, outliers blamed {t['outliers_blamed']}, healthy pass "
               f"{t['healthy_verdicts'].get('pass', 0)} of {t['healthy_cases']}")
     total = summarize(outcomes)
@@ -558,7 +630,7 @@ def main() -> None:
             "outlier_rate": OUTLIER_RATE, "host_var": HOST_VAR, **figures,
             "contradiction": {"verdict": c.verdict, "exit_code": c.rc, "findings": c.blaming,
                               "pairs_slow": c.pairs_slow, "error": c.error},
-            "cases": [{"plan": o.case.plan, "speed": o.case.speed, "efficiency": o.case.efficiency, "jitter": o.case.jitter,
+            "cases": [{"fabric": o.case.fabric, "plan": o.case.plan, "speed": o.case.speed, "efficiency": o.case.efficiency, "jitter": o.case.jitter,
                        "seed": o.case.seed, "slow": [{"cable": sorted(map(list, s.ends)), "factor": s.factor,
                                                        "found": f} for s, f in zip(o.slow, o.found, strict=True)],
                        "verdict": o.verdict, "exit_code": o.rc, "findings": o.blaming,

@@ -87,19 +87,22 @@ def test_bench_groups_mixed_faults_run_and_print_recall_precision_and_silent_par
     assert all(0.0 <= float(v[0]) <= 1.0 for v in totals.values())
 
 
-def test_bench_analyze_noise_runs_quick_on_the_64_hca_capture_and_prints_its_tables(tmp_path):
+def test_bench_analyze_noise_runs_quick_on_the_64_hca_capture_and_a_rail_fabric_and_prints_its_tables(tmp_path):
     import json
 
     out = run_bench("bench_analyze_noise.py", "--quick", "--json", str(tmp_path / "noise.json"))
     for figure in ("64 HCAs, 12 switches, 128 cables", "tests: shifts; noise level: jitter 0.01",
                    "tests: sweep; noise level: jitter 0.04", "precision", "recall hard", "recall gray",
                    "outliers blamed", "healthy verdicts p/d/f/i", "slow tests/healthy", "runtime",
-                   "total, tests shifts: precision", "contradiction (NDR-rate logs on the capture's own 4xQDR): verdict"):
+                   "total, tests shifts: precision", "contradiction (NDR-rate logs on the capture's own 4xQDR): verdict",
+                   "fabric rail: rail_optimized(units=2, hosts_per_unit=8, rails=4, spines=4), 64 HCA ports",
+                   "fabric rail; tests: sweep; noise level: jitter 0.01", "total, fabric rail, tests shifts: precision"):
         assert figure in out
     assert [line.split()[:2] for line in out.splitlines() if line.strip().startswith(("0.92", "0.78"))] == [
-        ["0.92", "HDR"], ["0.78", "HDR"]] * 4
+        ["0.92", "HDR"], ["0.78", "HDR"]] * 8
     figures = json.loads((tmp_path / "noise.json").read_text())
-    assert len(figures["cases"]) == 16 and "verdict" in figures["contradiction"]
+    assert len(figures["cases"]) == 32 and "verdict" in figures["contradiction"]
+    assert [c["fabric"] for c in figures["cases"]] == ["capture"] * 16 + ["rail"] * 16
 
 
 def test_bench_job_errors_runs_at_its_smallest_size():

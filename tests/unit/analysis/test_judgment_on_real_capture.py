@@ -157,6 +157,33 @@ def test_a_cable_two_transient_slowdowns_left_a_suspect_does_not_make_the_paths_
     assert doc["expectations"]["contradictions"] == [] and rc != 2 and doc["verdict"] != "incomplete", err
 
 
+@pytest.fixture(scope="module")
+def rail(bench, tmp_path_factory):
+    return bench.prepare_rail("NDR", tmp_path_factory.mktemp("rail"), "shifts")
+
+
+def test_on_a_rail_optimized_fabric_slow_cables_are_named_and_nothing_else_and_a_healthy_one_passes(bench, rail,
+                                                                                                   tmp_path):
+    """The benchmark's rail-optimized fabric (2 units x 8 hosts x 4 rails, 4 spines; a fabric file on
+    fabricdoc's own routes), each log's GPU on its port's rail: a leaf-spine cable at 0.5x, a host's rail-3
+    cable at 0.7x and a gray leaf-spine cable at 0.85x at RoCE-like efficiency and jitter are named, and
+    nothing else; the same fabric healthy at 0.78 and 4% jitter passes."""
+    fabric = rail.fabric
+    slow = [_cable(bench, fabric, "leaf-su01-r2", "spine03", 0.5), _cable(bench, fabric, "gpu0011", "leaf-su02-r3", 0.7),
+            _cable(bench, fabric, "leaf-su02-r1", "spine01", 0.85)]
+    rc, doc, err, _ = _analyze(bench, rail, bench.Case("NDR", 0.85, 0.04, len(slow), seed=11, fabric="rail"), slow,
+                               tmp_path)
+    named = _named(doc)
+    assert all(any(bench.names(f, c) for f in named) for c in slow), [f["name"] for f in named]
+    assert all(any(bench.names(f, c) for c in slow) for f in named), [f["name"] for f in named]
+    assert (rc, doc["verdict"], doc["expectations"]["contradictions"]) == (1, "fail", []), err
+    assert doc["tests"]["pairs_tested"] == 320 and all(c.key in rail.crossed for c in slow)
+    healthy = tmp_path / "healthy"
+    healthy.mkdir()
+    rc, doc, err, _ = _analyze(bench, rail, bench.Case("NDR", 0.78, 0.04, 0, seed=12, fabric="rail"), [], healthy)
+    assert (rc, doc["verdict"], _named(doc)) == (0, "pass", []), err
+
+
 def test_logs_faster_than_the_topology_never_pass_and_say_why_in_one_line(bench, ndr, tmp_path_factory, tmp_path):
     qdr = bench.prepare(bench.CAPTURED_SPEED, tmp_path_factory.mktemp("qdr"), "shifts")
     case = bench.Case("NDR", 0.92, 0.02, 0, seed=5, contradiction=True)
