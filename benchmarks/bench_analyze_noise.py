@@ -140,11 +140,7 @@ class Prepared:
     links: dict[tuple[PortRef, PortRef], frozenset[LinkKey]]  # cables each test loads, both directions
     line_gbs: dict[tuple[PortRef, PortRef], float]  # line rate of each test's path, GB/s
     rounds: int
-
-    @property
-    def crossed(self) -> frozenset[LinkKey]:
-        """The cables some test crosses (either way)."""
-        return frozenset().union(*self.links.values())
+    crossed: frozenset[LinkKey]  # the cables some test crosses (either way)
 
 
 @dataclass
@@ -226,10 +222,17 @@ def prepare(speed: str, tmp: Path, plan: str) -> Prepared:
     lfts.write_text(LFTS.read_text())
     fabric = read_ibnetdiscover_file(disc).fabric
     apply_routes_file(fabric, lfts)
-    tests, rounds = planned_tests(fabric, plan)
+    return _planned(speed, disc, lfts, fabric, plan, SHIFTS)
+
+
+def _planned(speed: str, disc: Path, lfts: Path | None, fabric: Fabric, plan: str,
+             shifts: tuple[int, ...]) -> Prepared:
+    """``fabric`` as ``fabricdoc analyze`` loads it from ``disc`` (and ``lfts``), with its tests planned
+    (:func:`planned_tests`), the cables each crosses and its path's line rate."""
+    tests, rounds = planned_tests(fabric, plan, shifts)
     links = {(s, d): frozenset(tested_links(fabric, s, d, True)) for _, s, d in tests}
     line = {(s, d): float(expected_gbps(fabric, s, d, True) or 0.0) / 8.0 for _, s, d in tests}
-    return Prepared(speed, disc, lfts, fabric, tests, links, line, rounds)
+    return Prepared(speed, disc, lfts, fabric, tests, links, line, rounds, frozenset().union(*links.values()))
 
 
 def prepare_rail(speed: str, tmp: Path, plan: str) -> Prepared:
@@ -240,18 +243,15 @@ def prepare_rail(speed: str, tmp: Path, plan: str) -> Prepared:
     path = where / "fabric.yaml"
     params = ", ".join(f"{k}: {v}" for k, v in {**RAIL, "lane_gbps": LANE_GBPS[speed]}.items())
     path.write_text(f"name: rail-{speed.lower()}\ngenerator: rail_optimized\nparams: {{{params}}}\n")
-    fabric = read_fabric_file(path).fabric
-    tests, rounds = planned_tests(fabric, plan, RAIL_SHIFTS)
-    links = {(s, d): frozenset(tested_links(fabric, s, d, True)) for _, s, d in tests}
-    line = {(s, d): float(expected_gbps(fabric, s, d, True) or 0.0) / 8.0 for _, s, d in tests}
-    return Prepared(speed, path, None, fabric, tests, links, line, rounds)
+    return _planned(speed, path, None, read_fabric_file(path).fabric, plan, RAIL_SHIFTS)
 
 
 def pick_slow(fabric: Fabric, n: int, rng: np.random.Generator,
               among: frozenset[LinkKey] | None = None) -> list[SlowCable]:
     """``n`` distinct slow cables, each a host's or a switch-to-switch cable at even odds; ``among``: only cables
     the tests cross (a cable no test crosses cannot be judged from them: the rail-optimized fabric's rail-local
-    tests leave half its leaf-spine cables idle, on the routes fabricdoc computes)."""
+    tests leave half its leaf-spine cables idle, on the routes fabricdoc computes; the capture's tests cross
+    every cable)."""
     host_cables, switch_cables = [], []
     for key in sorted(fabric.links, key=str):
         if among is not None and key not in among:
@@ -435,7 +435,7 @@ def score(case: Case, rc: int, doc: dict[str, Any] | None, slow: list[SlowCable]
 def run_case(case: Case, prep: Prepared, analyze_on: Prepared, tmp: Path) -> Outcome:
     """Build one case's logs, analyze them on ``analyze_on``'s files, score the report."""
     rng = np.random.default_rng(case.seed)
-    slow = pick_slow(prep.fabric, case.n_slow, rng, None if case.fabric == "capture" else prep.crossed)
+    slow = pick_slow(prep.fabric, case.n_slow, rng, prep.crossed)
     logs = Path(tempfile.mkdtemp(prefix="logs-", dir=tmp))
     outliers = write_logs(prep, case, slow, rng, logs)
     t0 = time.perf_counter()
@@ -524,6 +524,11 @@ def table_row(label: tuple[str, str], s: dict[str, Any]) -> str:
             f"{s['analyze_s_mean']:6.2f}s")
 
 
+def _key(fabric: str) -> str:
+    """How the JSON figures' keys name ``fabric``: the capture's keys as they were before there were two."""
+    return "" if fabric == "capture" else f"{fabric} "
+
+
 def main() -> None:
     """Build the cases, analyze them, print (and optionally write) the figures."""
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
@@ -579,7 +584,7 @@ def main() -> None:
     figures: dict[str, Any] = {"noise_levels": {}}
     for fab, plan, jitter in sorted({(c.fabric, c.plan, c.jitter) for c in all_cases}):
         level = [o for o in outcomes if o.case.jitter == jitter and o.case.plan == plan and o.case.fabric == fab]
-        where = "" if fab == "capture" else "fabric rail; "
+        where = "" if fab == "capture" else f"fabric {fab}; "
         print(f"{where}tests: {plan}; noise level: jitter {jitter:g}")
         print(HEADER)
         print("-" * len(HEADER))
@@ -594,11 +599,11 @@ def main() -> None:
         rows["all"] = s
         print(table_row(("all", ""), s))
         print()
-        figures["noise_levels"][f"{where.removeprefix('fabric ').removesuffix('; ')}{' ' if where else ''}{plan} jitter {jitter:g}"] = rows
+        figures["noise_levels"][f"{_key(fab)}{plan} jitter {jitter:g}"] = rows
     for fab, plan in [(fab, plan) for fab in fabrics for plan in plans]:
         t = summarize([o for o in outcomes if o.case.plan == plan and o.case.fabric == fab])
-        where = "" if fab == "capture" else "fabric rail, "
-        figures[f"total {where.removeprefix('fabric ').removesuffix(', ')}{' ' if where else ''}{plan}"] = t
+        where = "" if fab == "capture" else f"fabric {fab}, "
+        figures[f"total {_key(fab)}{plan}"] = t
         print(f"total, {where}tests {plan}: precision {pct(t['precision']).strip()}, recall hard {pct(t['recall_hard']).strip()}, "
               f"recall gray {pct(t['recall_gray']).strip()}, outliers blamed {t['outliers_blamed']}, healthy pass "
               f"{t['healthy_verdicts'].get('pass', 0)} of {t['healthy_cases']}")
