@@ -228,14 +228,22 @@ def from_pairs(fabric: Fabric, obs: Observations, judged: TestJudgement, suspect
     chosen = first + second
     owned = _attribute(first, suspects, evidence | moved) | _attribute(second, suspects, residual)
     picked = set(chosen)
+    named_twins: set[LinkKey] = set()
     for key in chosen:
         carried = _carried(key, suspects[key], considered[key], channels, pairs, judged)
         own = set() if carried else owned[key]
-        _blame_slow(fabric, key, suspects, considered, pairs, judged, z, blame, own & agree[key], slow, picked,
-                    carried)
+        twins = _twins(fabric, key, suspects, considered, picked, blame, fabric_side)  # before blame holds key
+        alike = _blame_slow(fabric, key, suspects, considered, pairs, judged, z, blame, own & agree[key], slow,
+                            picked, carried)
+        if alike is None or set(alike) != set(twins):
+            continue  # not named, or a host's cable is as likely as they are: the cover's pick stands
+        for twin in twins:
+            _blame_slow(fabric, twin, suspects, considered, pairs, judged, z, blame, own & agree[key], slow,
+                        picked - {key}, carried)
+            named_twins.add(twin)
     explained_low = set().union(*(suspects[k] for k in chosen))
-    _to_retest(fabric, tests_through, evidence - explained_low, explained_low, set(chosen) | set(slowed), z, pairs,
-               judged, blame)
+    _to_retest(fabric, tests_through, evidence - explained_low, explained_low,
+               set(chosen) | named_twins | set(slowed), z, pairs, judged, blame)
     # A pair slow again in another test repeats: a warning, when it is that much slower than hosts differ.
     seen: dict[tuple[PortRef, PortRef], int] = defaultdict(int)
     for i in slow:
@@ -270,6 +278,27 @@ def _carried(key: LinkKey, covers: set[int], tests: list[int], channels: list[li
     slow_ways = set().union(*(ways(i) for i in slow))
     return sum(1 for i in tests if i not in covers and pairs[i].status == "ok" and rel(i) > 0.0
                and math.log(rel(i)) - level > _cap_tolerance(judged, i) and ways(i) & slow_ways)
+
+
+def _twins(fabric: Fabric, key: LinkKey, suspects: dict[LinkKey, set[int]], considered: dict[LinkKey, list[int]],
+           picked: AbstractSet[LinkKey], blame: dict[LinkKey, Blame], prefer: AbstractSet[LinkKey]) -> list[LinkKey]:
+    """Switch-to-switch cables the evidence cannot tell from the named fabric cable ``key``: the same tests
+    crossed them, the same ones slow, and nothing else speaks for either (no other evidence on one only). The
+    cover picks one of them at random, so each is named, the others as its equally likely alternatives: a
+    scheduler acting on the report takes every one of them out rather than half the time the healthy one (on
+    a rail-optimized fabric of two units, sendrecv tests across the units cross each leaf's uplink to a spine
+    and the other unit's leaf's uplink to it alike). A host's cable is never named this way: the fabric cable
+    is named first and the host is an alternative (and then the twins are not named either: they are named
+    only where they are all the equally likely cables)."""
+    def fabric_cable(k: LinkKey) -> bool:
+        return fabric.nodes[k.a.node].kind != "host" and fabric.nodes[k.b.node].kind != "host"
+
+    if not fabric_cable(key):
+        return []
+    through = set(considered[key])
+    return sorted((k for k, c in suspects.items() if k != key and k not in picked and fabric_cable(k)
+                   and c == suspects[key] and set(considered[k]) == through
+                   and (k in blame) == (key in blame) and (k in prefer) == (key in prefer)), key=str)
 
 
 def _confidence(tests: int, together: float | None, twins: int, hung: bool) -> float:
@@ -309,11 +338,13 @@ def far_enough(together: float, median_relative: float) -> bool:
 
 def _blame_slow(fabric: Fabric, key: LinkKey, suspects: dict[LinkKey, set[int]], considered: dict[LinkKey, list[int]],
                 pairs: list[PairResult], judged: TestJudgement, z: list[float | None], blame: dict[LinkKey, Blame],
-                own: set[int], slow: set[int], chosen: AbstractSet[LinkKey] = frozenset(), carried: int = 0) -> None:
-    """Blame one chosen suspect with its low tests as evidence. ``own`` are the tests it alone explains at
-    its cap: it is named (warning or worse) when there are two or more of them (or one that hung), and
-    they with the tests through it that were fine sit far enough below the noise together and below what
-    healthy tests reach (:func:`far_enough`); else it is listed as a suspect to re-test (``info``)."""
+                own: set[int], slow: set[int], chosen: AbstractSet[LinkKey] = frozenset(),
+                carried: int = 0) -> list[LinkKey] | None:
+    """Blame one chosen suspect with its low tests as evidence; return its equally likely alternatives when it
+    was named, else None. ``own`` are the tests it alone explains at its cap: it is named (warning or worse)
+    when there are two or more of them (or one that hung), and they with the tests through it that were fine
+    sit far enough below the noise together and below what healthy tests reach (:func:`far_enough`); else it
+    is listed as a suspect to re-test (``info``)."""
     covers = suspects[key]
     # Equivalent candidates explain exactly the same slow pairs: split the confidence,
     # and name them so a targeted re-test can tell them apart.
@@ -356,6 +387,7 @@ def _blame_slow(fabric: Fabric, key: LinkKey, suspects: dict[LinkKey, set[int]],
         suspect_only=not named, carried=carried))
     if alternatives:
         blame[key].add(fault, severity, confidence, _candidates(fabric, key, alternatives[:8], pairs, covers))
+    return alternatives if named else None
 
 
 def _to_retest(fabric: Fabric, tests_through: dict[LinkKey, list[int]], low: set[int], explained: set[int],

@@ -235,3 +235,32 @@ def test_a_cable_whose_slow_test_read_zero_counts_every_test_that_ran_through_it
     pairs = [SimpleNamespace(status="ok")] * 3
     channels = [[(key, 0)], [(key, 0)], [(key, 1)]]  # the third crossed it the other way
     assert _carried(key, {0}, [0, 1, 2], channels, pairs, judged) == 1
+
+
+def test_fabric_cables_the_tests_cannot_tell_apart_are_each_named_with_the_other_as_alternative():
+    # Rail-local sendrecv tests across two units of a rail-optimized fabric: every test through leaf-su01-r4's
+    # uplink to spine04 also crosses leaf-su02-r4's (one carries each test's way out, the other its way back),
+    # so no analysis of these tests can say which of the two is slow. Naming one of them (the cover's pick)
+    # took the healthy one out of service half the time; each is named, the other its equally likely alternative.
+    fabric = rail_optimized(2, 4, 8, 4)
+    slow = next(k for k in fabric.links if {k.a.node, k.b.node} == {"leaf-su01-r4", "spine04"})
+    ports = sorted(fabric.host_ports(), key=lambda p: (p.node, p.port))
+    rng = np.random.default_rng(7)
+    obs = Observations()
+    for shift in (8, 16, 24):  # every port to the same rail's port 1, 2 and 3 hosts on, one test at a time
+        for i, src in enumerate(ports):
+            dst = ports[(i + shift) % len(ports)]
+            ratio = 0.85 * (1.0 + rng.normal(0.0, 0.02))
+            if slow in (*fabric.path(src, dst), *fabric.path(dst, src)):
+                ratio *= 0.5
+            obs.pairs.append(PairResult(src, dst, "ok", 400.0 * ratio, 400.0, size_bytes=1 << 30,
+                                        round=len(obs.pairs), test="nccl-tests:sendrecv"))
+    found = named(localize(fabric, obs))
+    twin = next(k for k in fabric.links if {k.a.node, k.b.node} == {"leaf-su02-r4", "spine04"})
+    assert named_links(found) == {slow, twin}, [f.name for f in found]
+    for f in found:
+        assert f.severity == "error" and f.confidence == pytest.approx(0.5, abs=0.01)
+        (ev,) = f.evidence_of(SlowPairsEvidence)
+        other = twin if named_links([f]) == {slow} else slow
+        assert ev.equivalent_suspects == 2
+        assert [tuple(sorted(alt)) for alt in ev.alternatives] == [tuple(sorted((e.node, e.port) for e in (other.a, other.b)))]
