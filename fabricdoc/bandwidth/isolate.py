@@ -523,11 +523,12 @@ def _bisect_switches(state: _State, run: Callable[[list[GroupTest]], list[GroupR
     cands = [c for c in suspects if among is None or c in among]
     cleared: set[str] = set()
     crossed = Crossings(state.fabric)
+    short: list[str] = []  # passed beside other probes with fewer flows than their failing rounds: probed alone
 
     # A last candidate is left to localization (the others cleared, it alone explains the failures), unless
     # a failing one-way load points at its cables as much as at it.
     while len(cands) > (0 if among is not None else 1) and more():
-        got = _switch_batch(state, cands, suspects, cleared, crossed, avoid)
+        got = _switch_batch(state, short[:1] or cands, suspects, cleared, crossed, avoid)
         if got is None:
             return False
         batch, tests = got
@@ -544,9 +545,29 @@ def _bisect_switches(state: _State, run: Callable[[list[GroupTest]], list[GroupR
             return False
         if state.unswitched:
             return False  # a probe whose switch other cables cleared failed again: its cables are chased first
-        cleared.update(batch)
-        cands = [c for c in cands if c not in batch and state.failing_switch(c) > state.passing_switch[c]]
+        # A probe that shared the hosts with others may have loaded its switch far less than its failing rounds
+        # did and than it alone could (a buffer that collapses beyond twice its cables' flows passes it): such a
+        # switch is probed again alone.
+        under = [sw for sw, t in zip(batch, tests, strict=True)
+                 if len(batch) > 1 and _short(state, sw, _loads(state.fabric, t)[1][sw], suspects, cleared, crossed,
+                                              avoid)]
+        short = [sw for sw in short if sw not in batch] + under
+        cleared.update(sw for sw in batch if sw not in under)
+        cands = [c for c in cands if (c not in batch or c in under) and state.failing_switch(c) > state.passing_switch[c]]
     return not cands
+
+
+ALONE_GAIN = 1.5  # times the flows a switch's probe alone must put through it beyond its probe beside others
+
+
+def _short(state: _State, sw: str, flows: int, suspects: list[str], cleared: Collection[str], crossed: Crossings,
+           avoid: Collection[LinkKey]) -> bool:
+    """Whether ``flows`` through ``sw`` (its probe's, beside other switches' probes) were fewer than its failing
+    rounds put through it, and a probe of it alone, with every host, would put :data:`ALONE_GAIN` times as many."""
+    if flows >= state.failing_switch(sw):
+        return False
+    alone = _probes_of(state, [sw], suspects, cleared, crossed, avoid)
+    return alone is not None and _loads(state.fabric, alone[0])[1][sw] >= ALONE_GAIN * flows
 
 
 def _probe_again(state: _State, run: Callable[[list[GroupTest]], list[GroupResult]], more: Callable[[], bool],

@@ -222,6 +222,22 @@ def test_a_spine_that_collapses_only_under_a_whole_rounds_load_is_found_by_a_pro
         f"one-way load through {spine}", f"one-way load through {spine}, by other cables"]
 
 
+@pytest.mark.parametrize(("seed", "spine"), [(20, "spine01"), (23, "spine02")])
+def test_a_spine_probed_beside_others_with_fewer_flows_than_collapse_it_is_probed_again_alone(seed, spine):
+    """On the odd leaf-spine 7x4 the four spine probes of one round share 28 hosts: 4 senders and 3
+    receivers each, 12 flows through a spine that collapses above 14, so its probe passed and it stayed a
+    suspect at info. A probe alone (16 senders) puts half as many again through it: it fails, and the spine
+    is named."""
+    fabric = fat_tree_2(leaves=7, spines=4, hosts_per_leaf=4)
+    sim = Simulator(fabric, [Fault("switch_collapse", switch=spine, flows=14)], seed=seed)
+    obs = Observations()
+    found = measure_and_retest(sim.truth, obs, SimMeasure(sim), Options(), groups=True, full_load=True)
+    named = [(f.kind, f.node_ids, f.fault, str(f.severity)) for f in found.findings if f.severity != "info"]
+    assert named == [("switch", [spine], "load_collapse", "error")]
+    probes = [g for g in obs.groups if g.phase == "switch" and g.label == f"one-way load through {spine}"]
+    assert len(probes[0].members) < len(probes[1].members)  # beside the others, then alone with more hosts
+
+
 class _OneSlowProbe(SimMeasure):
     """The simulator's group rounds with the first probe through ``switch`` measured at half its figure: a
     neighbour's burst, not the switch (run again, it passes)."""
