@@ -177,7 +177,7 @@ def isolate(
     judge: GroupJudge | None = None,
     first_round: int = 0,
     expect: Expect = expected_round,
-    max_rounds: int = 32,
+    max_rounds: int = 48,
     probes: int = 8,
     chase: bool = True,
     explained: Mapping[LinkKey, float | None] | None = None,
