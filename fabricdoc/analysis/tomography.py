@@ -284,10 +284,10 @@ def _twins(fabric: Fabric, key: LinkKey, suspects: dict[LinkKey, set[int]], cons
            picked: AbstractSet[LinkKey], blame: dict[LinkKey, Blame], prefer: AbstractSet[LinkKey]) -> list[LinkKey]:
     """Switch-to-switch cables the evidence cannot tell from the named fabric cable ``key``: the same tests
     crossed them, the same ones slow, and nothing else speaks for either (no other evidence on one only). The
-    cover picks one of them at random, so each is named, the others as its equally likely alternatives: a
-    scheduler acting on the report takes every one of them out rather than half the time the healthy one (on
-    a rail-optimized fabric of two units, sendrecv tests across the units cross each leaf's uplink to a spine
-    and the other unit's leaf's uplink to it alike). A host's cable is never named this way: the fabric cable
+    cover's pick among them is a tie broken on the name, so each is named, the others as its equally likely
+    alternatives: a scheduler acting on the report takes every one of them out rather than half the time the
+    healthy one (on a rail-optimized fabric of two units, sendrecv tests across the units cross each leaf's
+    uplink to a spine and the other unit's leaf's uplink to it alike). A host's cable is never named this way: the fabric cable
     is named first and the host is an alternative (and then the twins are not named either: they are named
     only where they are all the equally likely cables)."""
     def fabric_cable(k: LinkKey) -> bool:
