@@ -1139,11 +1139,13 @@ def _read_alone(probe: GroupTest, cand: tuple[Channel, list[tuple[PortRef, PortR
                 candidates: list[tuple[Channel, list[tuple[PortRef, PortRef]]]], state: _State
                 ) -> Generator[list[GroupTest], list[GroupResult], list[tuple[Channel, list[tuple[PortRef, PortRef]]]] | None]:
     """Run ``probe``, which loads ``cand``'s direction and none of the other candidates: the candidates left
-    (``cand`` alone when it failed; all but ``cand`` when it passed carrying the failing load), or None
-    when it could not run."""
+    (``cand`` alone when it failed twice: a transient slowdown passes the second time, and this decides;
+    all but ``cand`` when it passed carrying the failing load), or None when it could not run."""
     results = yield [probe]
     if results[0].status == "error":
         return None
+    if state.judge.failed(results[0]):
+        results = yield [_again(probe, probe.phase)]
     if state.judge.failed(results[0]):
         return [cand]
     if len(cand[1]) <= state.passing_load.get(cand[0], 0):  # it carried the failing load: not the fault

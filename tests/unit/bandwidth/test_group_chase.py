@@ -650,3 +650,49 @@ def test_a_screen_that_failed_once_and_whose_probes_all_passed_is_not_bisected_a
     assert len(pair) == 1 and done.judge.failed(pair[0])  # failed once, never run again
     assert {g.label for g in done.failing if g.phase == "confirm"} == {"node0043[1] with known-good node0001[1]"}
     assert done.rounds == 7
+
+
+class _FirstSlow(SimMeasure):
+    """The simulator's group rounds with the first probe whose label ends with ``label`` measured at 0.45 of
+    its figure: a neighbour's burst, not the fabric (run again, it passes)."""
+
+    def __init__(self, sim: Simulator, label: str) -> None:
+        super().__init__(sim)
+        self.label = label
+        self.slowed: list[str] = []
+
+    def group_round(self, into):
+        inner = super().group_round(into)
+
+        def run(number, tests, expected):
+            results = inner(number, tests, expected)
+            for i, t in enumerate(tests):
+                if t.label.endswith(self.label) and not self.slowed:
+                    self.slowed.append(t.label)
+                    slow = dataclasses.replace(results[i], busbw_gbps=0.45 * results[i].busbw_gbps)
+                    into[into.index(results[i])] = results[i] = slow
+            return results
+
+        return run
+
+
+def test_a_probe_alone_that_fails_once_runs_again_before_it_decides_between_the_directions():
+    """3-level fat-tree k=6, an incast into edge-p06-01 from agg-p06-01 above 2 flows: every flow into
+    node00046 from beyond its leaf comes down that direction, and the fan into node00046 from its two leaf
+    siblings and one host beyond loads the host port with 3 flows and the agg direction with 1. A transient
+    slowed it once (bench_groups section 5, seed 11), and the chase named node00046's port an incast at 0.99.
+    A failing probe alone now runs once more before it decides: it passes, and the agg direction is named."""
+    fabric = fat_tree_3(6)
+    port = PortRef("edge-p06-01", 4)
+    sim = Simulator(fabric, [Fault("incast_pfc", port=port, flows=2)], seed=11)
+    measure = _FirstSlow(sim, "-> node00046[1] alone, from node00046[1] of leaves edge-p03-01+edge-p06-01 "
+                              "with known-good hosts")
+    obs = Observations()
+    found = measure_and_retest(sim.truth, obs, measure, Options(), groups=True, full_load=True)
+    assert measure.slowed
+    named = [(fabric.link_at(PortRef(f.node_ids[0], f.endpoints[0][1])).key, str(f.severity))
+             for f in found.findings if f.severity != "info"]
+    assert named == [(fabric.link_at(port).key, "error")], named
+    again = [g for g in obs.groups if g.label == f"{measure.slowed[0]}, again"]
+    assert len(again) == 1 and not found.judged.group_failed(obs.groups.index(again[0]), again[0])
+
