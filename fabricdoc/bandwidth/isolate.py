@@ -197,8 +197,8 @@ def isolate(
     ``progress(done, known)`` is told after every round: group tests run, and those known so far (screens
     plus the chases' probes, which grow as isolation finds more to chase). ``carried``: host ports whose
     pair tests all passed, so carried what a two-host confirmation loads (one flow each way): a failing
-    confirmation of such hosts runs once more even where its sibling passed. ``before``: rounds of group
-    tests that passed in an earlier isolation of this fabric (each round's passing tests and their results),
+    confirmation of such a host (beside a known-good one) runs once more even where its sibling passed.
+    ``before``: rounds of group tests that passed in an earlier isolation of this fabric (each round's passing tests and their results),
     which say from the start which hosts are known good and what loads passed."""
     judge = judge or GroupJudge()
     if explained:
@@ -244,11 +244,12 @@ def isolate(
         out.results.extend(results)
         judge.see(results)
         state.saw(tests, results)
-        # A failing confirmation names a host: run it once more before it does. A transient slowdown
+        # A failing confirmation names a host: run it once more before it does (unless its pair's other
+        # host passed beside it and the host it names did not pass its pair tests). A transient slowdown
         # (a neighbour's checkpoint) passes the second time, and the chase goes on from that.
         redo = [i for i, (t, r) in enumerate(zip(tests, results, strict=True))
                 if again and t.phase == "confirm" and r.status == "ok" and judge.failed(r)
-                and (not _other_passed(t, tests, results) or set(t.members) <= cleared)]
+                and (not _other_passed(t, tests, results) or set(t.members) - state.good <= cleared)]
         if redo and more():
             for i, r in zip(redo, run([tests[i] for i in redo], again=False), strict=True):
                 if r.status == "ok" and not judge.failed(r):

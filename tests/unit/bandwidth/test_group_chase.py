@@ -696,3 +696,23 @@ def test_a_probe_alone_that_fails_once_runs_again_before_it_decides_between_the_
     again = [g for g in obs.groups if g.label == f"{measure.slowed[0]}, again"]
     assert len(again) == 1 and not found.judged.group_failed(obs.groups.index(again[0]), again[0])
 
+
+
+def test_a_failing_confirmation_of_a_host_whose_pair_tests_all_passed_runs_again():
+    """3-level fat-tree k=6, agg-p06-01's cable to edge-p06-01 collapsing above 4 flows (bench_groups section
+    5, seed 11). The chase came down to node00046 and node00047, and a transient slowed node00046's
+    confirmation with known-good node00001 (one flow each way: no load-only fault trips), while
+    node00047's passed. It was not run again (its sibling passed, and node00001 had a slow pair test of its
+    own), so node00046 explained the failing groups and the cable was never chased. node00046's pair tests
+    all passed: its failing confirmation runs again, passes, and the chase goes on to the cable."""
+    fabric = fat_tree_3(6)
+    port = PortRef("agg-p06-01", 1)
+    sim = Simulator(fabric, [Fault("load_collapse", port=port, flows=4)], seed=11)
+    obs = Observations()
+    found = measure_and_retest(sim.truth, obs, SimMeasure(sim), Options(), groups=True, full_load=True)
+    confirms = [g for g in obs.groups if g.label == "node00046[1] with known-good node00001[1]"]
+    assert [found.judged.group_failed(obs.groups.index(g), g) for g in confirms] == [True, False]
+    named = [(fabric.link_at(PortRef(f.node_ids[0], f.endpoints[0][1])).key, f.fault) for f in found.findings
+             if f.severity != "info"]
+    assert named == [(fabric.link_at(port).key, "load_collapse")], named
+
