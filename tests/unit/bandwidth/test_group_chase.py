@@ -697,7 +697,6 @@ def test_a_probe_alone_that_fails_once_runs_again_before_it_decides_between_the_
     assert len(again) == 1 and not found.judged.group_failed(obs.groups.index(again[0]), again[0])
 
 
-
 def test_a_failing_confirmation_of_a_host_whose_pair_tests_all_passed_runs_again():
     """3-level fat-tree k=6, agg-p06-01's cable to edge-p06-01 collapsing above 4 flows (bench_groups section
     5, seed 11). The chase came down to node00046 and node00047, and a transient slowed node00046's
@@ -716,3 +715,19 @@ def test_a_failing_confirmation_of_a_host_whose_pair_tests_all_passed_runs_again
              if f.severity != "info"]
     assert named == [(fabric.link_at(port).key, "load_collapse")], named
 
+
+def test_a_bisection_probe_that_passed_without_filling_the_other_halfs_directions_does_not_clear_them():
+    """3-level fat-tree k=6, agg-p04-03's cable to core0008 collapsing above 4 flows (bench_groups section 5,
+    seed 18). A fan the bisection built for another core uplink passed with 9 flows down core0008 ->
+    agg-p04-03 too, held back by its 27 flows up that uplink (each at 1/27 of line rate; the collapsed
+    direction gave each 0.3/9). The probe of agg-p04-03 -> edge-p04-02 'alone' then put 9 flows down the
+    collapsed direction, as many as had 'passed', failed, and the chase named the healthy agg -> edge
+    direction at info. A passing bisection probe now counts for the other half's directions only where it
+    filled them: each one's other direction is loaded instead, and the core cable is named."""
+    fabric = fat_tree_3(6)
+    port = PortRef("agg-p04-03", 5)
+    sim = Simulator(fabric, [Fault("load_collapse", port=port, flows=4)], seed=18)
+    found = measure_and_retest(sim.truth, Observations(), SimMeasure(sim), Options(), groups=True, full_load=True)
+    named = [(fabric.link_at(PortRef(f.node_ids[0], f.endpoints[0][1])).key, str(f.severity))
+             for f in found.findings if f.severity != "info"]
+    assert named == [(fabric.link_at(port).key, "error")], named
