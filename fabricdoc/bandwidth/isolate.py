@@ -599,12 +599,14 @@ def _split_halves(state: _State, run: Callable[[list[GroupTest]], list[GroupResu
     halves that load the switch alike (:func:`_halves`), one round each, or where it cannot be split, the
     probe once more (a transient slowdown passes the second time). A switch that collapses or throttles under
     load fails both halves or neither: both failing names it, and both passing runs the probe once more (the
-    halves may load it too little; a transient passes). One half failing, the other passing, points at that
+    halves may load it too little; a transient passes); failing again, it names the switch, unless the
+    halves left cable directions it overloaded less busy and halves split the other way (each leaf's hosts
+    together), which keep those as busy, fail: one failing twice points at its cables. One half failing, the other passing, points at that
     half's own cables once it fails again (as do both failing where each loaded the switch no harder than a
     passing round did): the probe is left to be chased as a failing one-way load (``state.unswitched``).
     Returns the probes whose switches are named."""
     split = {t: got for sw, t in failed if (got := _halves(state, t, sw)) is not None}
-    halves = {t: h for t, (h, _) in split.items()}
+    halves = {t: h for t, (h, _, _) in split.items()}
     # each half loads the switch no harder than a passing round did: a switch fault cannot fail it
     light = {t for sw, t in failed if t in split and split[t][1] <= state.passing_switch[sw]}
     seen: dict[GroupTest, list[bool]] = {t: [] for t in halves}
@@ -624,14 +626,44 @@ def _split_halves(state: _State, run: Callable[[list[GroupTest]], list[GroupResu
         results = run(tests)
         bad += [t for t, r in zip(one, results[:len(one)], strict=True) if state.judge.failed(r)]
         named += [t for t, r in zip(again, results[len(one):], strict=True) if state.judge.failed(r)]
+    # Both halves passing shows the switch only where they kept every direction the whole overloaded as
+    # busy as it was: receivers halved keep the cables into each receiver but halve the senders' uplinks
+    # (a cable that collapses above 2 flows passes with 2 each and fails the whole with 4). Where they did
+    # not, the load split the other way keeps those: passing both, the switch is named; one half failing
+    # twice points at its cables (``state.unswitched``).
+    sides = {t: split[t][2] for t in split}
+    for t in [t for t in named if t in halves and not any(seen[t])]:
+        sw = next(s for s, f in failed if f is t)
+        rest = _uncovered(state, t, halves[t])
+        if not rest:
+            continue
+        other = _halves(state, t, sw, [s for s in ("receivers", "senders") if s != sides[t]])
+        if other is None or rest & _uncovered(state, t, other[0]) or not more():
+            continue
+        results = run([other[0][0]])
+        results += run([other[0][1]]) if more() else []
+        failing = [h for h, r in zip(other[0], results, strict=False) if state.judge.failed(r)]
+        if failing and more() and state.judge.failed(run([_again(failing[0], t.phase)])[0]):
+            named.remove(t)
+            bad.append(t)
     state.unswitched += bad
     return [t for _, t in failed if t in named]
 
 
-def _halves(state: _State, probe: GroupTest, sw: str) -> tuple[tuple[GroupTest, GroupTest], int] | None:
+def _uncovered(state: _State, whole: GroupTest, halves: tuple[GroupTest, GroupTest]) -> set[Channel]:
+    """The cable directions ``whole`` loaded beyond what passed that neither of ``halves`` loaded as much."""
+    busy = _loads(state.fabric, whole)[0]
+    kept = [_loads(state.fabric, h)[0] for h in halves]
+    return {c for c, n in busy.items() if n > state.passing_load[c] and all(k[c] < n for k in kept)}
+
+
+def _halves(state: _State, probe: GroupTest, sw: str, sides: Sequence[str] = ("receivers", "senders")
+            ) -> tuple[tuple[GroupTest, GroupTest], int, str] | None:
     """``probe``'s one-way load into each half of its receivers (routed by destination, each receiver's flows
     take their own cables: a half keeps the load on those), else from each half of its senders, where the
-    halves load ``sw`` alike: the two halves and the flows each puts through ``sw``; else None."""
+    halves load ``sw`` alike: the two halves, the flows each puts through ``sw`` and the side split; else
+    None. ``sides``: the sides it may split; one side alone splits with each leaf's hosts together (the
+    other way of a split that halved the cables on that side)."""
     k = fan_senders(probe.test) or 0
     senders, receivers = probe.members[:k], probe.members[k:]
     if not senders or not receivers:
@@ -642,13 +674,15 @@ def _halves(state: _State, probe: GroupTest, sw: str) -> tuple[tuple[GroupTest, 
         return GroupTest((*ends[0], *ends[1]), fan(len(ends[0])), probe.phase, f"{probe.label}, {side} {i} of 2")
 
     for side, parts in (("receivers", receivers), ("senders", senders)):
-        if len(parts) < 2 or len(parts) % 2:
+        if side not in sides or len(parts) < 2 or len(parts) % 2:
             continue
+        if len(sides) == 1:  # the other way for the cables the first split halved: each leaf's hosts together
+            parts = tuple(sorted(parts, key=lambda p: (state.fabric.peer(p).node, p)))
         cut = len(parts) // 2
         halves = (half(1, parts[:cut], side), half(2, parts[cut:], side))
         through = {_loads(state.fabric, h)[1][sw] for h in halves}
         if len(through) == 1:
-            return halves, through.pop()
+            return halves, through.pop(), side
     return None
 
 

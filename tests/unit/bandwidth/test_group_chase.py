@@ -731,3 +731,23 @@ def test_a_bisection_probe_that_passed_without_filling_the_other_halfs_direction
     named = [(fabric.link_at(PortRef(f.node_ids[0], f.endpoints[0][1])).key, str(f.severity))
              for f in found.findings if f.severity != "info"]
     assert named == [(fabric.link_at(port).key, "error")], named
+
+
+def test_a_switch_probe_whose_receiver_halves_halved_a_collapsing_uplink_is_split_by_sender_leaves_too():
+    """Leaf-spine 4x2 with two parallel cables per leaf-spine pair, leaf04's second cable to spine02 and
+    leaf01's to spine01 collapsing above 2 flows (bench_groups section 5, seed 10). The probe through spine02
+    fails with 4 flows up that cable; no probe of spine02 by other cables exists, and its receivers halved
+    pass with 2 each, so spine02 was named a switch that collapses (at 0.97) and leaf01's cable was missed.
+    Halved receivers leave the senders' uplinks half as busy: its senders split by leaf keep them as busy,
+    and leaf04's half fails twice, so the probe is chased as a one-way load and both cables are named."""
+    fabric = fat_tree_2(leaves=4, spines=2, hosts_per_leaf=4, links_per_spine=2)
+    bad = [PortRef("leaf04", 8), PortRef("leaf01", 6)]
+    sim = Simulator(fabric, [Fault("load_collapse", port=p, flows=2) for p in bad], seed=10)
+    obs = Observations()
+    found = measure_and_retest(sim.truth, obs, SimMeasure(sim), Options(), groups=True, full_load=True)
+    named = {(f.kind, fabric.link_at(PortRef(f.node_ids[0], f.endpoints[0][1])).key if f.endpoints else None)
+             for f in found.findings if f.severity != "info"}
+    assert named == {("link", fabric.link_at(p).key) for p in bad}, named
+    halves = [(g.label.removeprefix("one-way load through spine02, "), found.judged.group_failed(j, g))
+              for j, g in enumerate(obs.groups) if g.label.startswith("one-way load through spine02, senders")]
+    assert halves == [("senders 1 of 2", False), ("senders 2 of 2", True), ("senders 2 of 2, again", True)]
