@@ -751,3 +751,22 @@ def test_a_switch_probe_whose_receiver_halves_halved_a_collapsing_uplink_is_spli
     halves = [(g.label.removeprefix("one-way load through spine02, "), found.judged.group_failed(j, g))
               for j, g in enumerate(obs.groups) if g.label.startswith("one-way load through spine02, senders")]
     assert halves == [("senders 1 of 2", False), ("senders 2 of 2", True), ("senders 2 of 2, again", True)]
+
+
+def test_a_fan_that_alone_failed_once_while_its_halves_passed_runs_again_before_it_names_an_incast():
+    """Odd leaf-spine 7x4, leaf04's uplink to spine01 collapsing above 4 flows (bench_groups section 5,
+    seed 2). Once the uplink was named, the all-hosts alltoall run again without leaf04's hosts failed, and
+    its chase came down to spine01 -> leaf07, whose fan read 0.4 of its figure once (a transient) while
+    its senders' halves passed: that reads as an incast into the port, and the healthy direction was named
+    one at error (0.88). Only that fan failed, and once: it runs again, passes, and nothing else is named."""
+    fabric = fat_tree_2(leaves=7, spines=4, hosts_per_leaf=4)
+    bad = fabric.link_at(PortRef("leaf04", 5)).key
+    sim = Simulator(fabric, [Fault("load_collapse", port=PortRef("leaf04", 5), flows=4)], seed=2)
+    obs = Observations()
+    found = measure_and_retest(sim.truth, obs, SimMeasure(sim), Options(), groups=True, full_load=True)
+    named = [(f.fault, fabric.link_at(PortRef(f.node_ids[0], f.endpoints[0][1])).key) for f in found.findings
+             if f.severity != "info"]
+    assert named == [("load_collapse", bad)], named
+    fans = [found.judged.group_failed(j, g) for j, g in enumerate(obs.groups)
+            if g.label.startswith("one-way load of spine01[7] -> leaf07[5], from")]
+    assert fans == [True, False]

@@ -570,7 +570,8 @@ def test_a_spine_a_failing_fan_points_through_is_probed_by_other_cables_and_name
     hosts beyond its leaf: routed by destination, every such flow comes down one spine, whose egress to the
     host's leaf is as much the fan's bottleneck as the host port. Before, that failing fan counted as
     pointing at a cable, no switch was probed, and nothing was named. The spines it crossed, then every
-    suspect spine, are probed by cables other than the ones it points at; the faulty one fails twice."""
+    suspect spine, are probed by cables other than the ones it points at; the faulty one fails twice (another
+    spine's probe a transient slowed passes when it runs again)."""
     fab = fat_tree_2(leaves=7, spines=4, hosts_per_leaf=4)
     flows = len(fab.node_links(switch))
     _, obs, found = _sweep(fab, [Fault(kind, switch=switch, flows=flows if kind == "switch_throttle" else 2 * flows)],
@@ -584,7 +585,8 @@ def test_a_spine_a_failing_fan_points_through_is_probed_by_other_cables_and_name
               or g.label.endswith(f"{fab.label(switch)}, by other cables")]
     halves = [f for g, f in probes if " of 2" in g.label and fab.label(switch) in g.label]
     assert second == [True] or halves == [True, True], [(g.label, f) for g, f in probes]
-    assert not any(f for g, f in probes if fab.label(switch) not in g.label)
+    slowed = {g.label for g, f in probes if f and fab.label(switch) not in g.label}
+    assert all(any(g.label == f"{label}, again" and not f for g, f in probes) for label in slowed), probes
 
 
 @pytest.mark.parametrize(("port", "seed"), [(PortRef("leaf06", 8), 2), (PortRef("leaf06", 7), 3)])
