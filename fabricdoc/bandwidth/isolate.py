@@ -442,8 +442,10 @@ def _refill_rounds(probes: int) -> int:
 
 
 def _refill(test: GroupTest, state: _State, probes: int) -> _Chase:
-    """Bisect ``test``'s cable directions again, beyond what passing tests showed full (:func:`isolate`)."""
-    yield from _bisect_channels(test, state, probes, filled=True)
+    """Bisect ``test``'s cable directions again, beyond what passing tests showed full (:func:`isolate`); once
+    more where a transient slowdown decided that bisection (the half it dropped is bisected then)."""
+    if (yield from _bisect_channels(test, state, probes, filled=True)):
+        yield from _bisect_channels(test, state, probes, filled=True)
     return []
 
 
@@ -941,7 +943,7 @@ def _with_good(test: GroupTest, state: _State, keep: tuple[PortRef, ...], size: 
 
 
 def _bisect_channels(test: GroupTest, state: _State, limit: int, filled: bool = False
-                     ) -> Generator[list[GroupTest], list[GroupResult], None]:
+                     ) -> Generator[list[GroupTest], list[GroupResult], bool | None]:
     """Bisect the cable directions ``test`` overloaded with one-way probes (where it overloaded none and
     substitution kept one host in it, that host port's two directions: :func:`_host_port`): a ``fan`` from
     the ranks whose flows crossed one half of them to the ranks they sent to (the same load there, nothing
@@ -1112,6 +1114,8 @@ def _bisect_channels(test: GroupTest, state: _State, limit: int, filled: bool = 
         # runs once more, and a transient passes.
         results = yield [_again(own, own.phase)]
         own_failed = results[0].status != "ok" or state.judge.failed(results[0])
+        if not own_failed and filled:
+            return True  # a transient decided the bisection: the caller bisects once more
     if not own_failed and not filled:
         # The direction the bisection came down to carried the load alone: the fault may be among those the
         # test loaded beyond only what passing tests showed full (a passing test that left a direction half
