@@ -198,8 +198,9 @@ def isolate(
     plus the chases' probes, which grow as isolation finds more to chase). ``carried``: host ports whose
     pair tests all passed, so carried what a two-host confirmation loads (one flow each way): a failing
     confirmation of such a host (beside a known-good one) runs once more even where its sibling passed.
-    ``before``: rounds of group tests that passed in an earlier isolation of this fabric (each round's passing tests and their results),
-    which say from the start which hosts are known good and what loads passed."""
+    ``before``: rounds of group tests that passed in an earlier isolation of this fabric (each round's
+    passing tests and their results), which say from the start which hosts are known good and what loads
+    passed."""
     judge = judge or GroupJudge()
     if explained:
         blamed = dict(explained)
@@ -603,9 +604,10 @@ def _split_halves(state: _State, run: Callable[[list[GroupTest]], list[GroupResu
     load fails both halves or neither: both failing names it, and both passing runs the probe once more (the
     halves may load it too little; a transient passes); failing again, it names the switch, unless the
     halves left cable directions it overloaded less busy and halves split the other way (each leaf's hosts
-    together), which keep those as busy, fail: one failing twice points at its cables. One half failing, the other passing, points at that
-    half's own cables once it fails again (as do both failing where each loaded the switch no harder than a
-    passing round did): the probe is left to be chased as a failing one-way load (``state.unswitched``).
+    together), which keep those as busy, fail: one failing twice points at its cables. One half failing,
+    the other passing, points at that half's own cables once it fails again (as do both failing where each
+    loaded the switch no harder than a passing round did): the probe is left to be chased as a failing
+    one-way load (``state.unswitched``).
     Returns the probes whose switches are named."""
     split = {t: got for sw, t in failed if (got := _halves(state, t, sw)) is not None}
     halves = {t: h for t, (h, _, _) in split.items()}
