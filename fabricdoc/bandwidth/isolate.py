@@ -635,13 +635,11 @@ def _split_halves(state: _State, run: Callable[[list[GroupTest]], list[GroupResu
     # (a cable that collapses above 2 flows passes with 2 each and fails the whole with 4). Where they did
     # not, the load split the other way keeps those: passing both, the switch is named; one half failing
     # twice points at its cables (``state.unswitched``).
-    sides = {t: split[t][2] for t in split}
-    for t in [t for t in named if t in halves and not any(seen[t])]:
-        sw = next(s for s, f in failed if f is t)
+    for sw, t in [(sw, t) for sw, t in failed if t in named and t in halves and not any(seen[t])]:
         rest = _uncovered(state, t, halves[t])
         if not rest:
             continue
-        other = _halves(state, t, sw, [s for s in ("receivers", "senders") if s != sides[t]])
+        other = _halves(state, t, sw, [s for s in ("receivers", "senders") if s != split[t][2]])
         if other is None or rest & _uncovered(state, t, other[0]) or not more():
             continue
         results = run([other[0][0]])
@@ -1090,7 +1088,7 @@ def _bisect_channels(test: GroupTest, state: _State, limit: int, filled: bool = 
         if not fresh(probe):
             continue
         if i == 1:
-            yield from _run_reverse(probe, state)  # type: ignore[arg-type]
+            yield from _decisive(probe, state)  # type: ignore[arg-type]
             continue
         results = yield [probe]  # type: ignore[list-item]
         if i == 0 and results[0].status == "error":
@@ -1133,15 +1131,19 @@ def _bisect_channels(test: GroupTest, state: _State, limit: int, filled: bool = 
         state.ports.add(channel_ends(into)[1])
         back = _reverse(test, state, into, edges, channel_name(state.fabric, into))
         if fresh(back):
-            yield from _run_reverse(back, state)  # type: ignore[arg-type]
+            yield from _decisive(back, state)  # type: ignore[arg-type]
 
 
-def _run_reverse(probe: GroupTest, state: _State) -> Generator[list[GroupTest], list[GroupResult], None]:
-    """A reverse probe, run once more when it fails: it alone decides incast or cable, and a transient
-    slowdown (a neighbour's burst) passes the second time where a cable that fails both ways does not."""
+def _decisive(probe: GroupTest, state: _State) -> Generator[list[GroupTest], list[GroupResult], GroupResult | None]:
+    """A probe that alone decides (incast or cable, one direction or another), run once more when it fails: a
+    transient slowdown (a neighbour's burst) passes the second time where a fault does not. Its last result;
+    None when it could not run (``error``: no evidence either way)."""
     results = yield [probe]
+    if results[0].status == "error":
+        return None
     if state.judge.failed(results[0]):
-        yield [_again(probe, probe.phase)]
+        results = yield [_again(probe, probe.phase)]
+    return results[0]
 
 
 def _receiver_port(state: _State, chan: Channel, edges: list[tuple[PortRef, PortRef]]) -> Channel | None:
@@ -1201,12 +1203,10 @@ def _read_alone(probe: GroupTest, cand: tuple[Channel, list[tuple[PortRef, PortR
     """Run ``probe``, which loads ``cand``'s direction and none of the other candidates: the candidates left
     (``cand`` alone when it failed twice: a transient slowdown passes the second time, and this decides;
     all but ``cand`` when it passed carrying the failing load), or None when it could not run."""
-    results = yield [probe]
-    if results[0].status == "error":
+    result = yield from _decisive(probe, state)
+    if result is None:
         return None
-    if state.judge.failed(results[0]):
-        results = yield [_again(probe, probe.phase)]
-    if state.judge.failed(results[0]):
+    if state.judge.failed(result):
         return [cand]
     if len(cand[1]) <= state.passing_load.get(cand[0], 0):  # it carried the failing load: not the fault
         return [c for c in candidates if c is not cand]
