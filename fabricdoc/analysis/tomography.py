@@ -232,11 +232,14 @@ def from_pairs(fabric: Fabric, obs: Observations, judged: TestJudgement, suspect
     for key in chosen:
         carried = _carried(key, suspects[key], considered[key], channels, pairs, judged)
         own = set() if carried else owned[key]
-        twins = _twins(fabric, key, suspects, considered, picked, blame, fabric_side)  # before blame holds key
+        blamed = key in blame  # before blaming it: its twins must match this
         alike = _blame_slow(fabric, key, suspects, considered, pairs, judged, z, blame, own & agree[key], slow,
                             picked, carried)
-        if alike is None or set(alike) != set(twins):
-            continue  # not named, or a host's cable is as likely as they are: the cover's pick stands
+        if alike is None:
+            continue  # not named
+        twins = _twins(fabric, key, suspects, considered, picked, blamed, blame, fabric_side)
+        if set(alike) != set(twins):
+            continue  # a host's cable is as likely as they are: the cover's pick stands
         for twin in twins:
             _blame_slow(fabric, twin, suspects, considered, pairs, judged, z, blame, own & agree[key], slow,
                         picked - {key}, carried)
@@ -281,7 +284,8 @@ def _carried(key: LinkKey, covers: set[int], tests: list[int], channels: list[li
 
 
 def _twins(fabric: Fabric, key: LinkKey, suspects: dict[LinkKey, set[int]], considered: dict[LinkKey, list[int]],
-           picked: AbstractSet[LinkKey], blame: dict[LinkKey, Blame], prefer: AbstractSet[LinkKey]) -> list[LinkKey]:
+           picked: AbstractSet[LinkKey], blamed: bool, blame: dict[LinkKey, Blame],
+           prefer: AbstractSet[LinkKey]) -> list[LinkKey]:
     """Switch-to-switch cables the evidence cannot tell from the named fabric cable ``key``: the same tests
     crossed them, the same ones slow, and nothing else speaks for either (no other evidence on one only). The
     cover's pick among them is a tie broken on the name, so each is named, the others as its equally likely
@@ -289,16 +293,17 @@ def _twins(fabric: Fabric, key: LinkKey, suspects: dict[LinkKey, set[int]], cons
     healthy one (on a rail-optimized fabric of two units, sendrecv tests across the units cross each leaf's
     uplink to a spine and the other unit's leaf's uplink to it alike). A host's cable is never named this way: the fabric cable
     is named first and the host is an alternative (and then the twins are not named either: they are named
-    only where they are all the equally likely cables)."""
+    only where they are all the equally likely cables). ``blamed``: whether ``key`` held blame before it was
+    named (a twin's must be the same)."""
     def fabric_cable(k: LinkKey) -> bool:
         return fabric.nodes[k.a.node].kind != "host" and fabric.nodes[k.b.node].kind != "host"
 
     if not fabric_cable(key):
         return []
     through = set(considered[key])
-    return sorted((k for k, c in suspects.items() if k != key and k not in picked and fabric_cable(k)
-                   and c == suspects[key] and set(considered[k]) == through
-                   and (k in blame) == (key in blame) and (k in prefer) == (key in prefer)), key=str)
+    return sorted((k for k, c in suspects.items() if c == suspects[key] and k != key and k not in picked
+                   and fabric_cable(k) and set(considered[k]) == through
+                   and (k in blame) == blamed and (k in prefer) == (key in prefer)), key=str)
 
 
 def _confidence(tests: int, together: float | None, twins: int, hung: bool) -> float:
